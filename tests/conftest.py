@@ -1,0 +1,10 @@
+"""Test-wide setup: 2 simulated CPU devices, fast CPU compiles, absl flags parsed."""
+
+import jax
+
+jax.config.update("jax_num_cpu_devices", 2)  # sharding code runs as on a 2-GPU box
+jax.config.update("jax_numpy_rank_promotion", "raise")
+
+from absl import flags  # noqa: E402
+
+flags.FLAGS.mark_as_parsed()  # grain's worker processes read absl flags

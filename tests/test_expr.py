@@ -1,0 +1,116 @@
+import numpy as np
+import pytest
+import sympy
+from hypothesis import assume, given, settings, strategies as st
+
+from lee_jax import evaluate, grammar, vocab
+from lee_jax import expr as E
+
+leaf = st.one_of(
+    st.integers(0, 9).map(E.var),
+    st.floats(-1e6, 1e6, allow_nan=False).map(lambda v: E.const(vocab.round_constant(v))),
+    st.just(E.Node("C")),
+)
+trees = st.recursive(
+    leaf,
+    lambda kids: st.one_of(
+        st.tuples(st.sampled_from(vocab.UNARY), kids).map(lambda a: E.op(a[0], a[1])),
+        st.tuples(st.sampled_from(vocab.BINARY), kids, kids).map(lambda a: E.op(*a))),
+    max_leaves=12)
+
+
+def test_tokens_round_trip_on_10000_grammar_samples():
+  rng = np.random.default_rng(0)
+  for _ in range(10_000):
+    tree, _ = grammar.sample(rng)
+    ids = E.to_ids(tree, 64)
+    assert E.parse_ids(ids) == tree
+    assert E.from_prefix(E.to_prefix(tree)) == tree
+
+
+@given(trees)
+def test_tokens_round_trip_on_hypothesis_trees(tree):
+  assert E.from_prefix(E.to_prefix(tree)) == tree
+  assert E.parse_ids(E.to_ids(tree)) == tree
+
+
+@settings(deadline=None, max_examples=100)
+@given(trees)
+def test_sympy_round_trip_preserves_the_function(tree):
+  s = E.to_sympy(tree)
+  assume(not s.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo))  # e.g. x0/0 folds to zoo
+  back = E.from_sympy(s)
+  assert _numerically_equal(back, tree)
+  # A second trip is a fixed point of the SymPy form.
+  assert E.to_sympy(E.from_sympy(E.to_sympy(back))) == E.to_sympy(back)
+
+
+def _numerically_equal(a, b):
+  X = np.random.default_rng(1).uniform(-3, 3, (64, 10))
+  ya, yb = evaluate.evaluate_numpy(a, X), evaluate.evaluate_numpy(b, X)
+  both = np.isfinite(ya) & np.isfinite(yb)
+  return np.allclose(ya[both], yb[both], rtol=1e-6, atol=1e-9)
+
+
+def test_from_sympy_maps_powers_and_names():
+  t = E.from_sympy(sympy.sympify("a**2 + sqrt(b)**3 / a - exp(-b)"), ["a", "b"])
+  X = np.array([[1.5, 2.0], [3.0, 0.5]])
+  want = X[:, 0]**2 + X[:, 1]**1.5 / X[:, 0] - np.exp(-X[:, 1])
+  np.testing.assert_allclose(evaluate.evaluate_numpy(t, X), want, rtol=1e-12)
+  assert {n.name for n in E.walk(t)} >= {"sq", "sqrt", "cube", "div", "exp"}
+
+
+@pytest.mark.parametrize("text", ["asin(x0)", "x0**0.3", "cosh(x0)", "x0 + q"])
+def test_unsupported_sympy_is_a_clear_error(text):
+  with pytest.raises(E.UnsupportedExpression, match=r"asin|power|cosh|unknown variable"):
+    E.from_sympy(sympy.sympify(text))
+
+
+@pytest.mark.parametrize("ids", [
+    [vocab.BOS, vocab.TOKEN_TO_ID["add"], vocab.TOKEN_TO_ID["x0"], vocab.EOS],  # short
+    [vocab.BOS, vocab.TOKEN_TO_ID["x0"], vocab.TOKEN_TO_ID["x1"], vocab.EOS],  # extra
+    [vocab.BOS, vocab.TOKEN_TO_ID["+"], vocab.TOKEN_TO_ID["3"], vocab.EOS],  # cut constant
+    [vocab.BOS, vocab.TOKEN_TO_ID["7"], vocab.EOS],  # bare digit
+    [vocab.BOS, vocab.MASK_ID, vocab.EOS],
+    [vocab.BOS, 99, vocab.EOS],  # outside the vocabulary
+    [vocab.BOS, vocab.EOS],  # empty
+])
+def test_invalid_sequences_are_reported(ids):
+  with pytest.raises(E.InvalidExpression):
+    E.parse_ids(ids)
+
+
+@settings(max_examples=300)
+@given(st.lists(st.integers(-5, 60), max_size=70))
+def test_any_id_sequence_parses_or_is_invalid(ids):
+  try:
+    tree = E.parse_ids(ids)
+  except E.InvalidExpression:
+    return
+  assert isinstance(tree, E.Node)
+
+
+def test_constants_and_skeletons():
+  t = E.from_prefix("add mul C x0 + 2 . 5 0 e + 0 0".split())
+  assert E.constants(t) == [1.0, 2.5]
+  t2 = E.with_constants(t, [3.0, -1.0])
+  assert E.constants(t2) == [3.0, -1.0]
+  with pytest.raises(ValueError):
+    E.with_constants(t, [1.0, 2.0, 3.0])
+
+
+def test_complexity_counts_simplified_nodes_and_caches():
+  # x0 + x0 simplifies to 2*x0: Mul(2, x0) = 3 nodes.
+  assert E.complexity(E.from_prefix("add x0 x0".split())) == 3
+  # sin(x0)**2 + cos(x0)**2 -> 1
+  t = E.from_prefix("add sq sin x0 sq cos x0".split())
+  assert E.complexity(t) == 1
+  before = E._complexity_of_prefix.cache_info().hits
+  E.complexity(t)
+  assert E._complexity_of_prefix.cache_info().hits == before + 1
+
+
+def test_numpy_function_is_quiet_and_nan_outside_domain():
+  f = E.numpy_function(E.parse_formula("sqrt(a) + log(b)", ["a", "b"]), ["a", "b"])
+  y = f(np.array([[4.0, 1.0], [-1.0, 1.0], [1.0, 0.0]]))
+  assert y[0] == 2.0 and np.isnan(y[1]) and np.isnan(y[2])
