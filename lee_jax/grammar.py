@@ -116,8 +116,10 @@ def sample_tree(rng: np.random.Generator, n_vars: int, cfg: GrammarConfig) -> E.
 
 
 def _wrap_random_node(rng: np.random.Generator, tree: E.Node, unary: str) -> E.Node:
-  """Wrap `unary` around a random variable-bearing node, never directly around itself."""
-  nodes = [n for n in E.walk(tree) if E.variables_used(n) and n.name != unary]
+  """Wrap `unary` around a random variable-bearing node, never directly inside or around itself."""
+  parent_name = {id(c): n.name for n in E.walk(tree) for c in n.children}
+  nodes = [n for n in E.walk(tree) if E.variables_used(n) and n.name != unary
+           and parent_name.get(id(n)) != unary]
   target = nodes[rng.integers(len(nodes))] if nodes else None
   done = False
 

@@ -1,0 +1,419 @@
+"""SRBench datasets (Strogatz, Feynman, PMLB black-box), user tables, and the split protocol.
+
+Shipped data lives in `lee_jax/data/` (see its README.md for provenance and licences), in
+PMLB's layout `pmlb/<name>/<name>.tsv.gz` (tab-separated, last column `target`). Feynman rows
+are not shipped: PMLB stores them in Git LFS, so they are regenerated from the formula and
+variable ranges in PMLB's metadata, with a fixed seed per dataset (same distribution as
+PMLB's rows, not the same rows). A `data_dir` that holds a PMLB checkout takes precedence.
+
+  python -m lee_jax.datasets --list
+  python -m lee_jax.datasets --show strogatz_shearflow1
+  python -m lee_jax.datasets --show my.csv --target y --features a,b
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import difflib
+import functools
+import gzip
+import importlib.resources
+import io
+import keyword
+import math
+import os
+import pathlib
+import re
+import sys
+import zlib
+from typing import Sequence
+
+from absl import flags
+import numpy as np
+
+from lee_jax import cli
+from lee_jax import expr as expr_lib
+from lee_jax import vocab
+
+GROUPS = ("strogatz", "feynman", "blackbox", "user")
+FEYNMAN_ROWS = 100_000
+MIN_ROWS = 10
+MAX_FEATURES = vocab.MAX_VARIABLES
+_MISSING = {"", "na", "n/a", "nan", "null", "none", "?"}
+
+
+class DataError(ValueError):
+  """Bad dataset name or table; the message is one line, meant for the user."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Dataset:
+  name: str
+  group: str
+  X: np.ndarray  # float64 [N, k], read-only (shared through the load cache)
+  y: np.ndarray  # float64 [N], read-only
+  feature_names: tuple[str, ...]
+  formula: str | None = None  # ground truth over feature_names, SymPy syntax, where known
+
+
+@dataclasses.dataclass(frozen=True)
+class DatasetInfo:
+  name: str
+  group: str
+  rows: int
+  features: int
+  formula: str | None
+
+
+@dataclasses.dataclass(frozen=True)
+class Split:
+  X_train: np.ndarray
+  y_train: np.ndarray
+  X_val: np.ndarray
+  y_val: np.ndarray
+  X_test: np.ndarray
+  y_test: np.ndarray
+  noise_sigma: float  # the target-noise std added to y_train and y_val
+  train_index: np.ndarray  # row indices into the X, y given to split()
+  val_index: np.ndarray
+  test_index: np.ndarray
+
+
+# --- locating files ------------------------------------------------------------------------
+
+def _package_data():
+  return importlib.resources.files("lee_jax") / "data"
+
+
+def _group_of(name: str) -> str:
+  if name.startswith("strogatz_"):
+    return "strogatz"
+  return "feynman" if name.startswith("feynman_") else "blackbox"
+
+
+def _first_file(candidates):
+  return next((f for f in candidates if f.is_file()), None)
+
+
+def _table_file(name: str, data_dir: str | None):
+  """`<name>/<name>.tsv.gz` in data_dir, else in the package data; None if neither has it."""
+  roots = ([pathlib.Path(data_dir)] if data_dir else []) + [_package_data() / "pmlb"]
+  return _first_file(root / name / f"{name}.tsv.gz" for root in roots)
+
+
+def _metadata_text(name: str, data_dir: str | None) -> str | None:
+  root = _package_data()
+  f = _first_file(([pathlib.Path(data_dir) / name / "metadata.yaml"] if data_dir else []) + [
+      root / "pmlb" / name / "metadata.yaml", root / "feynman" / f"{name}.metadata.yaml"])
+  return f.read_text(encoding="utf-8") if f else None
+
+
+def _all_names(data_dir: str | None) -> list[str]:
+  root = _package_data()
+  names = {d.name for d in (root / "pmlb").iterdir() if d.is_dir()}
+  names |= {f.name.removesuffix(".metadata.yaml") for f in (root / "feynman").iterdir()
+            if f.name.endswith(".metadata.yaml")}
+  if data_dir:
+    names |= {p.name for p in pathlib.Path(data_dir).iterdir()
+              if (p / f"{p.name}.tsv.gz").is_file()}
+  return sorted(names)
+
+
+# --- metadata (a few lines of text processing instead of a YAML dependency) ----------------
+
+def _description_lines(text: str) -> list[str]:
+  """The stripped lines of the `description:` entry (block scalar or one line)."""
+  lines = text.splitlines()
+  for i, line in enumerate(lines):
+    if line.startswith("description:"):
+      value = line.split(":", 1)[1].strip()
+      if not value.startswith(("|", ">")):
+        return [value]
+      out = []
+      for nxt in lines[i + 1:]:
+        if nxt.strip() and not nxt[0].isspace():
+          break
+        out.append(nxt.strip())
+      return out
+  return []
+
+
+_ASSIGN = re.compile(r"^([A-Za-z_]\w*'?)\s*=\s*(.+)$")
+_RANGE = re.compile(r"^([A-Za-z_]\w*)\s+in\s+\[\s*([^,\]]+?)\s*,\s*([^\]]+?)\s*\]$")
+
+
+def _formula_and_ranges(text: str | None) -> tuple[str | None, list[tuple[str, float, float]]]:
+  """`x' = cot(y) * cos(x)` / `f = ...` -> right-hand side; `v in [lo,hi]` lines -> ranges."""
+  formula, ranges = None, []
+  for line in _description_lines(text or ""):
+    if formula is None and (m := _ASSIGN.match(line)):
+      formula = " ".join(m.group(2).split())
+    elif m := _RANGE.match(line):
+      ranges.append((m.group(1), float(m.group(2)), float(m.group(3))))
+  if formula is not None:
+    # SymPy does not know NumPy's arc* names (PMLB's Feynman formulas use them).
+    formula = re.sub(r"\barc(sin|cos|tan)\(", r"a\1(", formula)
+  return formula, ranges
+
+
+# --- reading tables ------------------------------------------------------------------------
+
+def _read_text(src) -> str:
+  with src.open("rb") as f:
+    raw = f.read()
+  if raw[:2] == b"\x1f\x8b":  # gzip magic, whatever the extension says
+    raw = gzip.decompress(raw)
+  return raw.decode("utf-8-sig")
+
+
+def _to_float(values: list[str], column: str, where: str) -> np.ndarray:
+  """One column of cells -> float64; missing cells become NaN, true/false become 1/0."""
+  out = np.empty(len(values))
+  for i, v in enumerate(values):
+    s = v.strip()
+    try:
+      out[i] = float(s)
+    except ValueError:
+      if s.lower() in _MISSING:
+        out[i] = np.nan
+      elif s.lower() in ("true", "false"):
+        out[i] = float(s.lower() == "true")
+      else:
+        raise DataError(f"{where}: column {column!r} is not numeric "
+                        f"(data row {i + 1}: {v!r})") from None
+  return out
+
+
+def _dataset_from_text(text: str, delimiter: str, where: str, name: str, group: str,
+                       target: str, features: Sequence[str] | None,
+                       formula: str | None) -> Dataset:
+  rows = [r for r in csv.reader(io.StringIO(text), delimiter=delimiter) if r]
+  if not rows:
+    raise DataError(f"{where} is empty")
+  header, rows = [h.strip() for h in rows[0]], rows[1:]
+  for i, r in enumerate(rows):
+    if len(r) != len(header):
+      raise DataError(f"{where}: data row {i + 1} has {len(r)} fields but the header has {len(header)}")
+  dups = sorted({h for h in header if header.count(h) > 1})
+  if dups:
+    raise DataError(f"{where}: duplicate column names: {', '.join(dups)}")
+  if target not in header:
+    raise DataError(f"{where}: no target column {target!r}; columns are: {', '.join(header)}")
+  if features is None:
+    features = [h for h in header if h != target]
+  missing = [f for f in features if f not in header or f == target]
+  if missing:
+    raise DataError(f"{where}: unknown feature column(s) {', '.join(missing)}; "
+                    f"columns are: {', '.join(header)}")
+  if not features:
+    raise DataError(f"{where}: no feature columns besides the target {target!r}")
+  if len(features) > MAX_FEATURES:
+    raise DataError(f"{where} has {len(features)} features but LEE's vocabulary has "
+                    f"{MAX_FEATURES} variables; select at most {MAX_FEATURES} (e.g. those most "
+                    f"correlated with the target) with --features a,b,c")
+  if len(rows) < MIN_ROWS:
+    raise DataError(f"{where} has {len(rows)} rows; at least {MIN_ROWS} are needed")
+  idx = [header.index(c) for c in (*features, target)]
+  try:  # fast path: every selected cell is a plain number
+    data = np.array([[r[i] for i in idx] for r in rows], dtype=np.float64)
+  except ValueError:
+    data = np.stack([_to_float([r[i] for r in rows], header[i], where) for i in idx], axis=1)
+  return _make_dataset(name, group, data[:, :-1], data[:, -1], tuple(features), formula, where,
+                       target)
+
+
+def _make_dataset(name, group, X, y, feature_names, formula, where, target="target") -> Dataset:
+  bad = ~(np.isfinite(X).all(axis=1) & np.isfinite(y))
+  if bad.any():
+    cols = [c for c, b in zip((*feature_names, target), ~np.isfinite(np.c_[X, y]).all(0)) if b]
+    raise DataError(f"{where}: {int(bad.sum())} of {len(y)} rows have NaN or inf values "
+                    f"(in {', '.join(cols)}); drop those rows first")
+  if np.ptp(y) == 0:
+    raise DataError(f"{where}: the target is constant ({y[0]:g}); there is nothing to fit")
+  X, y = np.ascontiguousarray(X, np.float64), np.ascontiguousarray(y, np.float64)
+  # Read-only because load_dataset hands the same cached arrays to every caller.
+  X.flags.writeable = y.flags.writeable = False
+  return Dataset(name, group, X, y, tuple(feature_names), formula)
+
+
+_DELIMITERS = {".csv": ",", ".csv.gz": ",", ".tsv": "\t", ".tsv.gz": "\t"}
+
+
+def load_table(path: str | os.PathLike, target: str = "target",
+               features: Sequence[str] | None = None) -> Dataset:
+  """A user's CSV/TSV (optionally .gz) with a header row -> Dataset (group 'user').
+
+  `features` picks and orders the input columns (default: all but the target).
+  """
+  p = pathlib.Path(path)
+  suffix = next((s for s in sorted(_DELIMITERS, key=len, reverse=True) if p.name.endswith(s)),
+                None)
+  if suffix is None:
+    raise DataError(f"{p}: unknown table format; use .csv or .tsv (optionally .gz)")
+  if not p.is_file():
+    raise DataError(f"{p}: no such file")
+  return _dataset_from_text(_read_text(p), _DELIMITERS[suffix], str(p),
+                            p.name.removesuffix(suffix), "user", target, features, None)
+
+
+# --- Feynman regeneration ------------------------------------------------------------------
+
+def _feynman(name: str, formula: str, ranges, rows: int) -> Dataset:
+  names = [v for v, _, _ in ranges]
+  # A Python keyword (e.g. `lambda`) cannot be lambdified and `pi` would read as the
+  # constant: rename those for parsing only; feature_names keep the originals.
+  safe = {v: f"{v}_var" for v in names if keyword.iskeyword(v) or v == "pi"}
+  text = re.sub(r"\b[A-Za-z_]\w*\b", lambda m: safe.get(m.group(0), m.group(0)), formula)
+  parse_names = [safe.get(v, v) for v in names]
+  fn = expr_lib.numpy_function(expr_lib.parse_formula(text, parse_names), parse_names)
+  lo, hi = np.array([r[1] for r in ranges]), np.array([r[2] for r in ranges])
+  # crc32 of the name: a seed that is fixed across runs and Python versions (hash() is not).
+  X = np.random.default_rng(zlib.crc32(name.encode())).uniform(lo, hi, size=(rows, len(names)))
+  return _make_dataset(name, "feynman", X, fn(X), tuple(names), formula, name)
+
+
+# --- public loading ------------------------------------------------------------------------
+
+def _norm_dir(data_dir) -> str | None:
+  if data_dir is not None and not os.path.isdir(data_dir):
+    raise DataError(f"data_dir {os.fspath(data_dir)} is not a directory")
+  return None if data_dir is None else os.fspath(data_dir)
+
+
+def load_dataset(name: str, data_dir: str | os.PathLike | None = None,
+                 feynman_rows: int = FEYNMAN_ROWS) -> Dataset:
+  """A Strogatz, Feynman or black-box dataset by PMLB name (cached in-process)."""
+  return _load_cached(name, _norm_dir(data_dir), int(feynman_rows))
+
+
+@functools.lru_cache(maxsize=16)
+def _load_cached(name: str, data_dir: str | None, feynman_rows: int) -> Dataset:
+  group = _group_of(name)
+  formula, ranges = _formula_and_ranges(_metadata_text(name, data_dir))
+  f = _table_file(name, data_dir)
+  if f is not None:
+    return _dataset_from_text(_read_text(f), "\t", name, name, group, "target", None, formula)
+  if group == "feynman" and formula and ranges:
+    return _feynman(name, formula, ranges, feynman_rows)
+  names = _all_names(data_dir)
+  close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+  hint = f"; did you mean {', '.join(close)}?" if close else ""
+  raise DataError(f"unknown dataset {name!r}{hint} (--list shows all {len(names)})")
+
+
+def _table_shape(f) -> tuple[int, int]:
+  text = _read_text(f)
+  first = text.split("\n", 1)[0]
+  return text.count("\n") - 1 + (not text.endswith("\n")), first.count("\t")
+
+
+@functools.lru_cache(maxsize=4)
+def _list_cached(data_dir: str | None) -> tuple[DatasetInfo, ...]:
+  out = []
+  for name in _all_names(data_dir):
+    group = _group_of(name)
+    formula, ranges = _formula_and_ranges(_metadata_text(name, data_dir))
+    f = _table_file(name, data_dir)
+    # Row counts come from a decompress-and-count, never from regenerating Feynman rows.
+    rows, feats = _table_shape(f) if f is not None else (FEYNMAN_ROWS, len(ranges))
+    out.append(DatasetInfo(name, group, rows, feats, formula))
+  return tuple(sorted(out, key=lambda d: (GROUPS.index(d.group), d.name)))
+
+
+def list_datasets(data_dir: str | os.PathLike | None = None) -> list[DatasetInfo]:
+  """Every shipped dataset (plus those in data_dir), sorted by group then name."""
+  return list(_list_cached(_norm_dir(data_dir)))
+
+
+# --- the SRBench protocol ------------------------------------------------------------------
+
+def split(X: np.ndarray, y: np.ndarray, seed: int, noise: float = 0.0,
+          max_train_samples: int | None = 10_000, val_fraction: float = 0.2) -> Split:
+  """SRBench's train/test split, training-row cap and target noise, plus a validation fold.
+
+  1. 75/25 as sklearn's train_test_split(X, y, train_size=0.75, test_size=0.25,
+     random_state=seed) (its ShuffleSplit index logic, reimplemented without sklearn).
+  2. If the training part has more than max_train_samples rows, a random subsample of them.
+  3. Target noise on the training part (train + val): sigma = noise * RMS(y of that part).
+  4. val_fraction of the training part becomes the validation fold (60/15/25 by default);
+     the remaining train rows keep SRBench's order. The test fold is never touched.
+  """
+  X, y = np.asarray(X, np.float64), np.asarray(y, np.float64)
+  if X.ndim != 2 or y.ndim != 1 or len(X) != len(y):
+    raise DataError(f"split needs X [N, k] and y [N]; got {X.shape} and {y.shape}")
+  if not (isinstance(seed, (int, np.integer)) and 0 <= seed < 2**32):
+    raise DataError(f"seed must be an integer in [0, 2**32), got {seed!r}")
+  if noise < 0 or not 0 <= val_fraction < 1:
+    raise DataError(f"need noise >= 0 and 0 <= val_fraction < 1 (got {noise}, {val_fraction})")
+  n = len(y)
+  n_test, n_train = math.ceil(0.25 * n), math.floor(0.75 * n)
+  if n_train < 2 or n_test < 1:
+    raise DataError(f"{n} rows are too few to split")
+  perm = np.random.RandomState(seed).permutation(n)
+  test_idx, train_idx = perm[:n_test], perm[n_test:n_test + n_train]
+  if max_train_samples is not None and len(train_idx) > max_train_samples:
+    keep = np.random.default_rng([seed, 1]).choice(len(train_idx), max_train_samples, replace=False)
+    train_idx = train_idx[np.sort(keep)]
+  y_part = y[train_idx]
+  sigma = float(noise * np.sqrt(np.mean(np.square(y_part))))
+  if sigma > 0:
+    y_part = y_part + np.random.default_rng([seed, 2]).normal(0.0, sigma, len(y_part))
+  n_val = min(int(round(val_fraction * len(train_idx))), len(train_idx) - 1)
+  pos = np.random.default_rng([seed, 3]).permutation(len(train_idx))
+  val_pos, fit_pos = pos[:n_val], np.sort(pos[n_val:])
+  return Split(X[train_idx[fit_pos]], y_part[fit_pos], X[train_idx[val_pos]], y_part[val_pos],
+               X[test_idx], y[test_idx], sigma, train_idx[fit_pos], train_idx[val_pos], test_idx)
+
+
+# --- CLI -----------------------------------------------------------------------------------
+
+def format_listing(infos: Sequence[DatasetInfo]) -> str:
+  w = max(len(d.name) for d in infos)
+  return "\n".join(f"{d.name:<{w}}  {d.group:<8}  {d.rows:>7}  {d.features:>2}  {d.formula or '-'}"
+                   for d in infos)
+
+
+def describe(ds: Dataset) -> str:
+  """A dataset's size, formula and per-column min/mean/max/std."""
+  lines = [f"{ds.name}  ({ds.group}, {len(ds.y)} rows, {len(ds.feature_names)} features)",
+           f"formula: {ds.formula or '-'}"]
+  cols = list(zip((*ds.feature_names, "target"), (*ds.X.T, ds.y)))
+  w = max(6, *(len(c) for c, _ in cols))
+  lines.append(f"{'column':<{w}}  " + "  ".join(f"{s:>12}" for s in ("min", "mean", "max", "std")))
+  for c, v in cols:
+    lines.append(f"{c:<{w}}  " + "  ".join(f"{s:>12.5g}" for s in
+                                          (v.min(), v.mean(), v.max(), v.std())))
+  return "\n".join(lines)
+
+
+def _define_flags() -> None:
+  # Defined only when run as a script, so importing this module registers no absl flags
+  # (and cannot clash with flags of the same name in the training scripts).
+  flags.DEFINE_bool("list", False, "List every dataset: name, group, rows, features, formula.")
+  flags.DEFINE_string("show", None, "Dataset name, or a .csv/.tsv(.gz) path, to summarise.")
+  flags.DEFINE_string("data_dir", None, "PMLB-layout directory searched before the shipped data.")
+  flags.DEFINE_string("target", "target", "Target column of a --show table.")
+  flags.DEFINE_list("features", None, "Feature columns of a --show table (default: all others).")
+
+
+def main(argv: Sequence[str]) -> None:
+  del argv
+  FLAGS = flags.FLAGS
+  try:
+    if FLAGS.list:
+      print(format_listing(list_datasets(FLAGS.data_dir)))
+    elif FLAGS.show:
+      is_table = FLAGS.show.endswith(tuple(_DELIMITERS)) or os.path.isfile(FLAGS.show)
+      ds = (load_table(FLAGS.show, FLAGS.target, FLAGS.features) if is_table
+            else load_dataset(FLAGS.show, FLAGS.data_dir))
+      print(describe(ds))
+    else:
+      raise DataError("nothing to do; pass --list or --show NAME")
+  except BrokenPipeError:  # `--list | head` closed the pipe early; not an error
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+if __name__ == "__main__":
+  _define_flags()
+  cli.run(main, DataError)

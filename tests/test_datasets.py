@@ -1,0 +1,241 @@
+"""Tests for lee_jax.datasets: shipped data, user tables, the SRBench split, the CLI."""
+
+import collections
+import gzip
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from lee_jax import datasets as D
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+
+
+# --- shipped datasets ----------------------------------------------------------------------
+
+def test_strogatz():
+  ds = D.load_dataset("strogatz_shearflow1")
+  assert (ds.group, ds.X.shape, ds.y.shape) == ("strogatz", (400, 2), (400,))
+  assert ds.feature_names == ("x", "y") and ds.X.dtype == np.float64
+  assert "cot" in ds.formula and "x'" not in ds.formula
+  # Full precision survives the csv -> tsv.gz conversion (first row of the source file).
+  np.testing.assert_array_equal(ds.X[0], [-1.40163422326322, -1.42574462518204])
+  assert ds.y[0] == -0.024593114806583
+  assert not ds.X.flags.writeable  # cached arrays are shared, so read-only
+
+
+def test_strogatz_formulas_reproduce_targets():
+  from lee_jax import expr
+  for info in D.list_datasets():
+    if info.group == "strogatz":
+      ds = D.load_dataset(info.name)
+      f = expr.numpy_function(expr.parse_formula(ds.formula, ds.feature_names), ds.feature_names)
+      np.testing.assert_allclose(f(ds.X), ds.y, rtol=1e-9, atol=1e-12, err_msg=info.name)
+
+
+def test_feynman_matches_formula_recomputed_with_numpy():
+  ds = D.load_dataset("feynman_I_6_2", feynman_rows=5000)
+  assert ds.group == "feynman" and ds.feature_names == ("sigma", "theta")
+  assert ds.X.shape == (5000, 2) and np.all((ds.X >= 1) & (ds.X <= 3))
+  sigma, theta = ds.X.T
+  expected = np.exp(-(theta / sigma)**2 / 2) / (np.sqrt(2 * np.pi) * sigma)
+  np.testing.assert_allclose(ds.y, expected, rtol=1e-12)
+  D._load_cached.cache_clear()  # regeneration itself is deterministic, not just the cache
+  np.testing.assert_array_equal(D.load_dataset("feynman_I_6_2", feynman_rows=5000).X, ds.X)
+
+
+def test_feynman_arc_functions_and_default_rows():
+  ds = D.load_dataset("feynman_test_10")
+  assert ds.X.shape == (100_000, 3) and ds.formula.startswith("acos(")
+  c, v, theta2 = ds.X.T
+  expected = np.arccos((np.cos(theta2) - v / c) / (1 - v / c * np.cos(theta2)))
+  np.testing.assert_allclose(ds.y, expected, rtol=1e-12)
+
+
+def test_every_feynman_regenerates_finite():
+  names = [d.name for d in D.list_datasets() if d.group == "feynman"]
+  for name in names:
+    ds = D.load_dataset(name, feynman_rows=500)
+    assert np.isfinite(ds.y).all() and np.ptp(ds.y) > 0, name
+
+
+def test_blackbox():
+  ds = D.load_dataset("1027_ESL")
+  info = {d.name: d for d in D.list_datasets()}["1027_ESL"]
+  assert ds.group == "blackbox" and ds.formula is None
+  assert ds.X.shape == (info.rows, info.features) == (488, 4)
+  assert ds.feature_names == ("in1", "in2", "in3", "in4")
+
+
+def test_list_datasets():
+  infos = D.list_datasets()
+  assert collections.Counter(d.group for d in infos) == {"strogatz": 14, "feynman": 119,
+                                                         "blackbox": 72}
+  assert infos == sorted(infos, key=lambda d: (D.GROUPS.index(d.group), d.name))
+  assert all(1 <= d.features <= 10 and d.rows >= 10 for d in infos)
+  assert all(d.formula for d in infos if d.group != "blackbox")
+
+
+def test_unknown_dataset_suggests_close_match():
+  with pytest.raises(D.DataError, match="strogatz_vdp1"):
+    D.load_dataset("strogatz_vdp3")
+
+
+def _write_pmlb(root, name, header, rows):
+  (root / name).mkdir(parents=True)
+  text = "\t".join(header) + "\n" + "".join("\t".join(map(str, r)) + "\n" for r in rows)
+  (root / name / f"{name}.tsv.gz").write_bytes(gzip.compress(text.encode()))
+
+
+def test_pmlb_layout_data_dir(tmp_path):
+  rng = np.random.default_rng(0)
+  _write_pmlb(tmp_path, "mine", ["a", "b", "target"], rng.normal(size=(30, 3)))
+  _write_pmlb(tmp_path, "feynman_I_6_2", ["sigma", "theta", "target"], rng.uniform(1, 3, (20, 3)))
+  ds = D.load_dataset("mine", data_dir=tmp_path)
+  assert (ds.group, ds.X.shape, ds.feature_names) == ("blackbox", (30, 2), ("a", "b"))
+  real = D.load_dataset("feynman_I_6_2", data_dir=str(tmp_path))  # a file beats regeneration
+  assert real.X.shape == (20, 2) and "sigma" in real.formula
+  infos = {d.name: d for d in D.list_datasets(tmp_path)}
+  assert len(infos) == 206 and (infos["mine"].rows, infos["mine"].features) == (30, 2)
+  assert infos["feynman_I_6_2"].rows == 20
+  with pytest.raises(D.DataError, match="not a directory"):
+    D.load_dataset("mine", data_dir=tmp_path / "nope")
+
+
+# --- split ---------------------------------------------------------------------------------
+
+def _data(n, k=3, seed=0):
+  rng = np.random.default_rng(seed)
+  X = rng.normal(size=(n, k))
+  return X, X.sum(1) + 2.0
+
+
+@pytest.mark.parametrize("n", [400, 101])
+def test_split_sizes_disjoint_covering(n):
+  X, y = _data(n)
+  s = D.split(X, y, seed=3)
+  assert len(s.test_index) == np.ceil(0.25 * n)
+  assert len(s.val_index) == round(0.2 * np.floor(0.75 * n))
+  if n == 400:
+    assert (len(s.y_train), len(s.y_val), len(s.y_test)) == (240, 60, 100)
+  idx = np.concatenate([s.train_index, s.val_index, s.test_index])
+  assert len(np.unique(idx)) == len(idx) == n  # ceil(n/4) + floor(3n/4) == n
+  np.testing.assert_array_equal(s.X_val, X[s.val_index])
+  np.testing.assert_array_equal(s.y_test, y[s.test_index])
+  assert s.noise_sigma == 0 and np.array_equal(s.y_train, y[s.train_index])
+
+
+@pytest.mark.parametrize("seed", [0, 7, 42])
+def test_split_matches_sklearn(seed):
+  model_selection = pytest.importorskip("sklearn.model_selection")
+  X, y = _data(103)
+  X_tr, X_te, y_tr, y_te = model_selection.train_test_split(
+      X, y, train_size=0.75, test_size=0.25, random_state=seed)
+  s = D.split(X, y, seed=seed, val_fraction=0.0, max_train_samples=None)
+  np.testing.assert_array_equal(s.X_train, X_tr)
+  np.testing.assert_array_equal(s.X_test, X_te)
+  np.testing.assert_array_equal(s.y_test, y_te)
+  assert len(s.y_val) == 0
+
+
+def test_split_noise():
+  X, y = _data(40_000)
+  clean = D.split(X, y, seed=1, max_train_samples=None)
+  noisy = D.split(X, y, seed=1, noise=0.1, max_train_samples=None)
+  np.testing.assert_array_equal(clean.train_index, noisy.train_index)
+  rms = np.sqrt(np.mean(np.concatenate([clean.y_train, clean.y_val])**2))
+  assert noisy.noise_sigma == pytest.approx(0.1 * rms)
+  for a, b in ((noisy.y_train, clean.y_train), (noisy.y_val, clean.y_val)):
+    assert np.std(a - b) == pytest.approx(0.1 * rms, rel=0.05)
+  np.testing.assert_array_equal(noisy.y_test, clean.y_test)
+  np.testing.assert_array_equal(noisy.X_train, clean.X_train)
+
+
+def test_split_max_train_samples():
+  X, y = _data(1000)
+  s = D.split(X, y, seed=5, max_train_samples=100)
+  assert (len(s.y_train), len(s.y_val), len(s.y_test)) == (80, 20, 250)
+  uncapped = D.split(X, y, seed=5, max_train_samples=None)
+  assert set(s.train_index) | set(s.val_index) <= set(uncapped.train_index) | set(
+      uncapped.val_index)
+  np.testing.assert_array_equal(s.test_index, uncapped.test_index)
+  with pytest.raises(D.DataError):
+    D.split(X, y, seed=-1)
+
+
+# --- user tables ---------------------------------------------------------------------------
+
+def _csv(tmp_path, header, rows, name="t.csv"):
+  p = tmp_path / name
+  p.write_text(",".join(header) + "\n" + "".join(",".join(map(str, r)) + "\n" for r in rows))
+  return p
+
+
+def test_load_table_ok(tmp_path):
+  rows = [[i, i % 2 == 0, 0.5 * i, i * i] for i in range(20)]  # int and bool columns
+  ds = D.load_table(_csv(tmp_path, ["a", "flag", "b", "y"], rows), target="y")
+  assert ds.group == "user" and ds.name == "t" and ds.feature_names == ("a", "flag", "b")
+  assert ds.X.dtype == np.float64 and ds.X[0, 1] == 1.0 and ds.y[3] == 9.0
+  sub = D.load_table(_csv(tmp_path, ["a", "flag", "b", "y"], rows), "y", features=["b", "a"])
+  assert sub.feature_names == ("b", "a")
+  p = tmp_path / "t.tsv.gz"
+  p.write_bytes(gzip.compress(b"a\tb\ttarget\n" + b"".join(
+      f"{i}\t{i * 2}\t{i + 1}\n".encode() for i in range(12))))
+  assert D.load_table(p).X.shape == (12, 2)
+
+
+@pytest.mark.parametrize("header,rows,target,match", [
+    (["a", "y"], [[i, i] for i in range(20)], "z", r"no target column 'z'; columns are: a, y"),
+    (["a", "b", "y"], [[i, "abc" if i == 4 else i, i] for i in range(20)], "y",
+     r"column 'b' is not numeric"),
+    (["a", "y"], [[i, "nan" if i < 3 else i] for i in range(20)], "y",
+     r"3 of 20 rows have NaN or inf.*drop"),
+    (["a", "y"], [["inf" if i == 0 else i, i] for i in range(20)], "y", r"1 of 20 rows"),
+    (["a", "y"], [[i, i] for i in range(5)], "y", r"5 rows; at least 10"),
+    ([f"f{i}" for i in range(11)] + ["y"], [list(range(i, i + 12)) for i in range(20)], "y",
+     r"11 features but LEE's vocabulary has 10 variables.*--features"),
+    (["a", "a", "y"], [[i, i, i] for i in range(20)], "y", r"duplicate column names: a"),
+    (["a", "y"], [[i, 4] for i in range(20)], "y", r"target is constant"),
+])
+def test_load_table_errors(tmp_path, header, rows, target, match):
+  with pytest.raises(D.DataError, match=match) as e:
+    D.load_table(_csv(tmp_path, header, rows), target=target)
+  assert "\n" not in str(e.value)
+
+
+def test_load_table_file_errors(tmp_path):
+  with pytest.raises(D.DataError, match="no such file"):
+    D.load_table(tmp_path / "missing.csv")
+  with pytest.raises(D.DataError, match="unknown table format"):
+    D.load_table(tmp_path / "data.xlsx")
+  wide = _csv(tmp_path, [f"f{i}" for i in range(11)] + ["y"],
+              [[i * j % 7 for j in range(12)] for i in range(20)])
+  assert D.load_table(wide, "y", features=["f1", "f2"]).X.shape == (20, 2)
+
+
+# --- CLI -----------------------------------------------------------------------------------
+
+def _cli(*args):
+  return subprocess.run([sys.executable, "-m", "lee_jax.datasets", *args], cwd=REPO,
+                        capture_output=True, text=True, timeout=120)
+
+
+def test_cli_list_and_show():
+  r = _cli("--list")
+  assert r.returncode == 0, r.stderr
+  lines = r.stdout.strip().splitlines()
+  assert len(lines) == 205 and lines[0].split()[:4] == ["strogatz_bacres1", "strogatz", "400", "2"]
+  r = _cli("--show", "strogatz_shearflow1")
+  assert r.returncode == 0 and "cot(y) * cos(x)" in r.stdout and "400 rows" in r.stdout
+
+
+@pytest.mark.parametrize("args,match", [(["--show", "strogatz_shearflow"], "strogatz_shearflow1"),
+                                        (["--nosuchflag"], "nosuchflag"), ([], "--list")])
+def test_cli_errors(args, match):
+  r = _cli(*args)
+  assert r.returncode == 2 and r.stdout == ""
+  assert len(r.stderr.strip().splitlines()) == 1 and r.stderr.startswith("error: ")
+  assert match in r.stderr
