@@ -23,12 +23,15 @@ def _parse_flags(argv: list[str]) -> list[str]:
     fail(str(e).splitlines()[0])
 
 
-def run(main: Callable[[list[str]], None], *errors: type[Exception]) -> None:
-  """app.run(main) where the given exception types become `error: ...` and exit 2."""
+def run(main: Callable[[list[str]], None], *errors: type[Exception], positional: int = 0) -> None:
+  """app.run(main) where the given exception types become `error: ...` and exit 2.
+
+  positional: how many non-flag arguments main takes (more is bad input).
+  """
 
   def guarded(argv):
-    if len(argv) > 1:
-      fail(f"unexpected arguments: {' '.join(argv[1:])}")
+    if len(argv) > 1 + positional:
+      fail(f"unexpected arguments: {' '.join(argv[1 + positional:])}")
     try:
       main(argv)
     except errors as e:

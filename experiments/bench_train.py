@@ -1,0 +1,75 @@
+"""Benchmark: one training step (phase 3/5: all five losses) — time, examples/s, tokens/s, MFU.
+
+  python experiments/bench_train.py --model=small --batch_size=256            # GPU (H100 peak)
+  python experiments/bench_train.py --model=tiny --batch_size=32 --peak=1e12  # CPU
+
+FLOPs come from XLA's cost analysis of the compiled step (forward + backward + optimizer),
+so MFU = flops / step_time / peak. One fixed batch from the real pipeline is reused, so the
+number is the model's, not the data pipeline's (see bench_data.py for that).
+"""
+
+import time
+
+from absl import app, flags
+from flax import nnx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from lee_jax import configs, pipeline, sharding, trainer as train
+from lee_jax import model as model_lib
+
+_MODEL = flags.DEFINE_enum("model", "small", list(configs.MODELS), "Model preset.")
+_BATCH = flags.DEFINE_integer("batch_size", 256, "Global batch size.")
+_STEPS = flags.DEFINE_integer("steps", 20, "Timed steps after compilation.")
+_PHASE = flags.DEFINE_integer("phase", 3, "Phase whose loss weights the step uses.")
+_PEAK = flags.DEFINE_float("peak", 989e12, "Peak FLOP/s per device (H100 dense bf16: 989e12).")
+_DTYPE = flags.DEFINE_enum("dtype", "bfloat16", ["bfloat16", "float32"], "Compute dtype.")
+_ATTN = flags.DEFINE_enum("attention", None, ["xla", "cudnn"], "Attention implementation (default: JAX's choice).")
+
+
+def main(argv):
+  del argv
+  mcfg = configs.get_model_config(_MODEL.value, dtype=_DTYPE.value, attention_impl=_ATTN.value)
+  spec = configs.PHASES[_PHASE.value]
+  mesh = sharding.mesh()
+  repl = sharding.replicated(mesh)
+  model = model_lib.LEE(mcfg, rngs=nnx.Rngs(0))
+  n_params = model_lib.count_params(model)
+  graphdef, trainable, frozen, rest = nnx.split(model, model_lib.trainable_filter(spec.trainable), nnx.Param, ...)
+  trainable, frozen, rest = jax.device_put((trainable, frozen, rest), repl)
+  tcfg = train.TrainConfig(model=_MODEL.value, model_cfg=mcfg, workdir=None, batch_size=_BATCH.value,
+                           steps=(1000,) * 5)
+  tx = train.optimizer(tcfg, 1000)
+  opt_state = jax.device_put(tx.init(trainable), repl)
+  step = train.make_train_step(graphdef, tx, spec.weights, mcfg)
+  host = next(iter(pipeline.batches(pipeline.DataConfig(max_len=mcfg.max_len), 0, _BATCH.value)))
+  batch = sharding.shard_batch(host, mesh)
+  key = jax.random.key(0)
+
+  t0 = time.perf_counter()
+  compiled = step.lower(trainable, opt_state, frozen, rest, batch, key, jnp.int32(0)).compile()
+  compile_s = time.perf_counter() - t0
+  cost = compiled.cost_analysis()
+  cost = cost[0] if isinstance(cost, (list, tuple)) else cost
+  flops = float(cost.get("flops", float("nan"))) if cost else float("nan")
+
+  for i in range(3):  # warm-up (donated buffers make the first calls allocate)
+    trainable, opt_state, m = step(trainable, opt_state, frozen, rest, batch, key, jnp.int32(i))
+  jax.block_until_ready(m)
+  t0 = time.perf_counter()
+  for i in range(_STEPS.value):
+    trainable, opt_state, m = step(trainable, opt_state, frozen, rest, batch, key, jnp.int32(i))
+  jax.block_until_ready(m)
+  dt = (time.perf_counter() - t0) / _STEPS.value
+  tokens = int(np.sum(host["tokens"] != 0)) + int(np.sum(host["point_mask"]))
+  mfu = flops / dt / (_PEAK.value * jax.device_count())
+  print(f"model={_MODEL.value} params={n_params / 1e6:.2f}M batch={_BATCH.value} phase={_PHASE.value} "
+        f"devices={jax.device_count()} ({jax.devices()[0].platform})")
+  print(f"compile {compile_s:.1f} s | step {dt * 1e3:.1f} ms | {_BATCH.value / dt:,.0f} examples/s | "
+        f"{tokens / dt:,.0f} tokens/s | {flops / 1e9:.1f} GFLOP/step | MFU {100 * mfu:.1f}% "
+        f"(peak {_PEAK.value:.3g}/device)")
+
+
+if __name__ == "__main__":
+  app.run(main)

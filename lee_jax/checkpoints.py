@@ -1,0 +1,133 @@
+"""Every Orbax call: resumable training state, phase hand-off, params-only export and load.
+
+Layout of a training workdir:
+  WORKDIR/phase{N}/{step}/   params, opt (optimizer state), data (grain iterator), meta (JSON)
+  WORKDIR/export/            params + meta.json of the last finished phase (inference only)
+
+Orbax writes each step to a temporary directory and renames it when complete, so a run killed
+mid-save leaves the previous step as the latest one. Anything unreadable, truncated or saved
+for another model becomes a one-line CheckpointError that names the path.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+from typing import Any
+
+import grain
+import jax
+import orbax.checkpoint as ocp
+
+
+class CheckpointError(ValueError):
+  """A checkpoint that is missing, unreadable, or does not match the requested model."""
+
+
+def phase_dir(workdir: str | pathlib.Path, phase: int) -> pathlib.Path:
+  return pathlib.Path(workdir).absolute() / f"phase{phase}"
+
+
+def open_manager(directory: str | pathlib.Path, save_every: int, keep: int = 3) -> ocp.CheckpointManager:
+  return ocp.CheckpointManager(
+      pathlib.Path(directory).absolute(),
+      options=ocp.CheckpointManagerOptions(save_interval_steps=save_every, max_to_keep=keep,
+                                           create=True))
+
+
+def save(mngr: ocp.CheckpointManager, step: int, params, opt_state, data_iter, meta: dict,
+         force: bool = False) -> bool:
+  """Save the whole training state at `step` (if the interval says so, or force)."""
+  return mngr.save(step, force=force, args=ocp.args.Composite(
+      params=ocp.args.StandardSave(params),
+      opt=ocp.args.StandardSave(opt_state),
+      data=grain.checkpoint.CheckpointSave(data_iter),
+      meta=ocp.args.JsonSave(meta)))
+
+
+def _check_meta(meta: dict, expected: dict, where: pathlib.Path) -> None:
+  for key, want in expected.items():
+    if meta.get(key) != want:
+      raise CheckpointError(f"{where} was saved with {key}={meta.get(key)!r}, "
+                            f"not {want!r}; use another --workdir or the matching flags")
+
+
+def _step_path(mngr: ocp.CheckpointManager, step: int) -> pathlib.Path:
+  return pathlib.Path(str(mngr.directory)) / str(step)
+
+
+def read_meta(mngr: ocp.CheckpointManager, step: int) -> dict:
+  path = _step_path(mngr, step)
+  try:
+    return dict(mngr.restore(step, args=ocp.args.Composite(meta=ocp.args.JsonRestore())).meta)
+  except Exception as e:  # orbax raises many types for damaged files
+    raise CheckpointError(f"cannot read checkpoint {path}: {_one_line(e)}") from None
+
+
+def restore(mngr: ocp.CheckpointManager, step: int, abstract_params, abstract_opt, data_iter,
+            expected_meta: dict) -> tuple[Any, Any, dict]:
+  """Restore (params, opt_state, meta) at `step` into the given shapes; data_iter in place."""
+  path = _step_path(mngr, step)
+  meta = read_meta(mngr, step)
+  _check_meta(meta, expected_meta, path)
+  try:
+    r = mngr.restore(step, args=ocp.args.Composite(
+        params=ocp.args.StandardRestore(abstract_params),
+        opt=ocp.args.StandardRestore(abstract_opt),
+        data=grain.checkpoint.CheckpointRestore(data_iter)))
+  except Exception as e:
+    raise CheckpointError(f"cannot restore checkpoint {path}: {_one_line(e)}") from None
+  return r.params, r.opt, meta
+
+
+def restore_params_only(directory: pathlib.Path, abstract_params, expected_meta: dict):
+  """The params of the latest step in `directory` (phase hand-off: no optimizer, no data)."""
+  if not directory.is_dir():
+    raise CheckpointError(f"no checkpoint directory {directory}")
+  with ocp.CheckpointManager(directory) as mngr:
+    step = mngr.latest_step()
+    if step is None:
+      raise CheckpointError(f"{directory} holds no finished checkpoint")
+    _check_meta(read_meta(mngr, step), expected_meta, _step_path(mngr, step))
+    try:
+      r = mngr.restore(step, args=ocp.args.Composite(params=ocp.args.StandardRestore(abstract_params)))
+    except Exception as e:
+      raise CheckpointError(f"cannot restore {_step_path(mngr, step)}: {_one_line(e)}") from None
+    return r.params, step
+
+
+def export_params(directory: str | pathlib.Path, params, meta: dict) -> pathlib.Path:
+  """Inference-only params (no optimizer state) plus meta.json beside them."""
+  directory = pathlib.Path(directory).absolute()
+  directory.mkdir(parents=True, exist_ok=True)
+  with ocp.StandardCheckpointer() as ckptr:
+    ckptr.save(directory / "params", params, force=True)
+    ckptr.wait_until_finished()
+  (directory / "meta.json").write_text(json.dumps(meta, indent=1, sort_keys=True))
+  return directory
+
+
+def load_params(directory: str | pathlib.Path, abstract_params, expected_meta: dict):
+  """Params written by export_params, checked against expected_meta."""
+  directory = pathlib.Path(directory).absolute()
+  meta_file = directory / "meta.json"
+  try:
+    meta = json.loads(meta_file.read_text())
+  except (OSError, ValueError) as e:
+    raise CheckpointError(f"cannot read {meta_file}: {_one_line(e)}") from None
+  _check_meta(meta, expected_meta, meta_file)
+  try:
+    with ocp.StandardCheckpointer() as ckptr:
+      return ckptr.restore(directory / "params", abstract_params)
+  except Exception as e:
+    raise CheckpointError(f"cannot restore {directory / 'params'}: {_one_line(e)}") from None
+
+
+def abstract(tree):
+  """Shape/dtype/sharding stand-ins for restoring onto the same layout as `tree`."""
+  return jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=a.sharding), tree)
+
+
+def _one_line(e: Exception) -> str:
+  text = str(e).strip().splitlines()
+  return (text[0] if text else type(e).__name__)[:300]

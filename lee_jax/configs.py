@@ -1,0 +1,135 @@
+"""Model presets and the five-phase training schedule (paper App. F Tables 7-8, App. G Table 9).
+
+`MODELS['paper']` is Table 9 verbatim; `small` and `tiny` are our own sizes (for a single-GPU
+run and for CPU tests). `PHASES[n]` holds the Table 7 loss weights, the Table 8 step count
+and which parts of the model train in phase n.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from lee_jax import vocab
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelConfig:
+  """Sizes of the encoder, expression decoder and evaluation decoder (Table 9 names).
+
+  dtype is the compute dtype of the transformer matmuls; params are always param_dtype.
+  Layer-norm statistics, softmax, the latent heads, the vocab head and the eval-decoder
+  output MLP always run in float32.
+  """
+  enc_dim: int
+  enc_layers: int
+  enc_heads: int
+  enc_ffn: int
+  expr_dim: int
+  expr_layers: int
+  expr_heads: int
+  expr_ffn: int
+  eval_dim: int
+  eval_layers: int
+  eval_heads: int
+  eval_ffn: int
+  d_z: int = 512
+  n_memory: int = 4  # K memory tokens per decoder (Eq. 4, 6)
+  dropout: float = 0.1  # residual + embedding dropout; attention weights are not dropped
+  mlp_hidden: int = 256  # scatter-embedding and query-embedding MLPs (App. G)
+  max_len: int = 64  # token sequence length incl. BOS/EOS/PAD (pipeline.DataConfig.max_len)
+  vocab_size: int = vocab.VOCAB_SIZE
+  n_points: int = 200  # max scatter points; only documents the encoder's sequence length
+  n_features: int = vocab.MAX_VARIABLES  # x columns (unused ones are zero)
+  x_scale: float = 4.0  # log-compressed x is divided by this before the MLPs (App. G)
+  use_vae: bool = True  # False: z = mu, KL replaced by a ||z||^2 penalty, no align loss
+  # Untied: the vocab is 45 tokens, so tying would save 45*d params (<0.01%) while coupling
+  # the decoder's input and output geometry; untied also keeps the head in float32.
+  tie_output_head: bool = False
+  # 'symexp': the eval head predicts v and y_hat = sign(v)*expm1(|v|) (inverse of the input
+  # log-compression), so raw-scale targets spanning many decades are reachable and the
+  # relative loss |y_hat-y|/max(|y|,1) has O(1) gradients in v. 'linear': y_hat = v.
+  eval_output: str = "symexp"
+  dtype: str = "bfloat16"  # compute dtype
+  param_dtype: str = "float32"
+  attention_impl: str | None = None  # jax.nn.dot_product_attention: None/'xla' or 'cudnn'
+
+  def __post_init__(self):
+    for name in ("enc", "expr", "eval"):
+      dim, heads = getattr(self, f"{name}_dim"), getattr(self, f"{name}_heads")
+      if dim % heads:
+        raise ValueError(f"{name}_dim={dim} is not divisible by {name}_heads={heads}")
+    if self.eval_output not in ("symexp", "linear"):
+      raise ValueError(f"eval_output must be 'symexp' or 'linear', got {self.eval_output!r}")
+    if self.attention_impl not in (None, "xla", "cudnn"):
+      raise ValueError(
+          f"attention_impl must be None, 'xla' or 'cudnn', got {self.attention_impl!r}")
+
+
+MODELS: dict[str, ModelConfig] = {
+    # Table 9 exactly. Our count is ~97M, below the table's ~150M "Parameters" row, which
+    # does not follow from its own dims (e.g. 6 x 12*768^2 = 42M for the encoder, not 75M).
+    "paper": ModelConfig(
+        enc_dim=768, enc_layers=6, enc_heads=12, enc_ffn=3072,
+        expr_dim=512, expr_layers=8, expr_heads=8, expr_ffn=2048,
+        eval_dim=512, eval_layers=4, eval_heads=8, eval_ffn=2048,
+        d_z=512, dropout=0.1),
+    # PROVISIONAL: sized to fit 48 MiB of fp32 params (~12M); retune from GPU throughput.
+    "small": ModelConfig(
+        enc_dim=320, enc_layers=4, enc_heads=5, enc_ffn=1280,
+        expr_dim=256, expr_layers=4, expr_heads=4, expr_ffn=1024,
+        eval_dim=256, eval_layers=2, eval_heads=4, eval_ffn=1024,
+        d_z=256, dropout=0.1),
+    # CPU tests (< 1M params).
+    "tiny": ModelConfig(
+        enc_dim=64, enc_layers=2, enc_heads=4, enc_ffn=128,
+        expr_dim=64, expr_layers=2, expr_heads=4, expr_ffn=128,
+        eval_dim=64, eval_layers=2, eval_heads=2, eval_ffn=128,
+        d_z=32, mlp_hidden=64, dropout=0.1),
+}
+
+
+def get_model_config(name: str, **overrides) -> ModelConfig:
+  """A preset from MODELS with dataclass fields replaced, e.g. ('tiny', dtype='float32')."""
+  if name not in MODELS:
+    raise ValueError(f"unknown model config {name!r}; valid names: {', '.join(MODELS)}")
+  return dataclasses.replace(MODELS[name], **overrides)
+
+
+@dataclasses.dataclass(frozen=True)
+class LossWeights:
+  """lambda_expr, lambda_eval, lambda_KL, lambda_align, lambda_refine (Eq. 7).
+
+  Frozen (hashable), so a train step can take it as a static argument; a weight of 0 means
+  the term is not computed at all.
+  """
+  expr: float = 1.0
+  eval: float = 5.0
+  kl: float = 0.001
+  align: float = 0.0
+  refine: float = 0.0
+
+
+ALL_MODULES = ("encoder", "expr_decoder", "eval_decoder")  # LEE attribute names
+
+
+@dataclasses.dataclass(frozen=True)
+class PhaseConfig:
+  """One row of Table 7 plus its Table 8 step count.
+
+  trainable: LEE submodules whose params the optimizer updates (model.trainable_filter turns
+  this into an nnx filter); the others are frozen.
+  """
+  name: str
+  weights: LossWeights
+  steps: int
+  trainable: tuple[str, ...] = ALL_MODULES
+
+
+PHASES: dict[int, PhaseConfig] = {
+    1: PhaseConfig("basic", LossWeights(1.0, 5.0, 0.001, 0.0, 0.0), 50_000),
+    2: PhaseConfig("+align", LossWeights(1.0, 5.0, 0.001, 2.0, 0.0), 30_000),
+    3: PhaseConfig("+refine", LossWeights(1.0, 5.0, 0.001, 2.0, 1.0), 50_000),
+    4: PhaseConfig("freeze decoders", LossWeights(0.0, 0.0, 0.001, 5.0, 0.0), 30_000,
+                   trainable=("encoder",)),
+    5: PhaseConfig("unfreeze", LossWeights(1.0, 5.0, 0.001, 2.0, 1.0), 40_000),
+}

@@ -1,0 +1,77 @@
+"""`python -m lee_jax.plot_training WORKDIR`: training curves from WORKDIR/metrics.jsonl to PNG.
+
+One panel per logged quantity (loss terms, token accuracies, gradient norm, step/s), steps
+counted across phases with a dashed line where each phase begins.
+"""
+
+from __future__ import annotations
+
+import pathlib
+
+from absl import flags
+
+from lee_jax import cli
+from lee_jax import metrics_log
+
+_OUT = flags.DEFINE_string("out", None, "PNG path (default WORKDIR/training_curves.png).")
+_SKIP = ("phase", "step", "time")
+
+
+class PlotError(ValueError):
+  pass
+
+
+def plot(workdir: str | pathlib.Path, out: str | pathlib.Path | None = None) -> pathlib.Path:
+  import matplotlib
+  matplotlib.use("Agg")
+  import matplotlib.pyplot as plt
+
+  workdir = pathlib.Path(workdir)
+  path = workdir / "metrics.jsonl"
+  if not path.is_file():
+    raise PlotError(f"{path} does not exist; is {workdir} a training workdir?")
+  records = metrics_log.read(path)
+  if not records:
+    raise PlotError(f"{path} holds no metrics yet")
+  # Global step: phases run one after another; a resumed phase continues its own count.
+  offset, phase_len, starts = 0, {}, []
+  for r in records:
+    phase_len[r["phase"]] = max(phase_len.get(r["phase"], 0), r["step"])
+  base = {}
+  for p in sorted(phase_len):
+    base[p] = offset
+    starts.append((offset, p))
+    offset += phase_len[p]
+  xs = [base[r["phase"]] + r["step"] for r in records]
+  keys = sorted({k for r in records for k in r if k not in _SKIP})
+  cols = 3
+  rows = -(-len(keys) // cols)
+  fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 2.8 * rows), squeeze=False)
+  for ax, key in zip(axes.flat, keys):
+    pts = [(x, r[key]) for x, r in zip(xs, records) if key in r]
+    ax.plot([p[0] for p in pts], [p[1] for p in pts], lw=1)
+    if key in ("loss", "expr", "refine", "kl", "align", "grad_norm") and all(p[1] > 0 for p in pts):
+      ax.set_yscale("log")
+    for x0, p in starts:
+      ax.axvline(x0, color="gray", ls="--", lw=0.6)
+      ax.text(x0, 1.0, f" P{p}", transform=ax.get_xaxis_transform(), fontsize=7, va="top")
+    ax.set_title(key, fontsize=9)
+    ax.tick_params(labelsize=7)
+  for ax in list(axes.flat)[len(keys):]:
+    ax.axis("off")
+  fig.supxlabel("step (all phases)", fontsize=9)
+  fig.tight_layout()
+  out = pathlib.Path(out) if out else workdir / "training_curves.png"
+  fig.savefig(out, dpi=110)
+  plt.close(fig)
+  return out
+
+
+def main(argv):
+  if len(argv) != 2:
+    raise PlotError("usage: python -m lee_jax.plot_training WORKDIR [--out file.png]")
+  print(plot(argv[1], _OUT.value))
+
+
+if __name__ == "__main__":
+  cli.run(main, PlotError, positional=1)

@@ -1,0 +1,92 @@
+"""`python -m lee_jax.train --phase=N`: the five-phase training of paper App. F (Tables 7-8).
+
+  python -m lee_jax.train --phase=1 --model=small --workdir=runs/small
+  python -m lee_jax.train --phase=all --model=tiny --workdir=/tmp/tiny --steps=200
+
+Phase N > 1 starts from the last checkpoint of phase N-1 in --workdir (or --init=scratch).
+A run resumes from its own phase's latest checkpoint (params, optimizer, step, data
+position); --max_seconds saves and exits cleanly. A finished phase exports inference-only
+params to WORKDIR/export. Multi-host: see lee_jax/sharding.py.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import time
+
+from absl import flags
+from absl import logging
+import jax
+
+from lee_jax import checkpoints
+from lee_jax import cli
+from lee_jax import configs
+from lee_jax import sharding
+from lee_jax.trainer import TrainConfig, TrainError, train_phase
+
+_PHASE = flags.DEFINE_string("phase", "1", "Training phase 1-5, or 'all' for 1..5 in order.")
+_MODEL = flags.DEFINE_enum("model", "small", list(configs.MODELS), "Model size preset.")
+_WORKDIR = flags.DEFINE_string("workdir", "workdir", "Checkpoints, metrics.jsonl, export/.")
+_BATCH = flags.DEFINE_integer("batch_size", 256, "Global batch size (split over devices).")
+_STEPS = flags.DEFINE_list("steps", [], "Steps per phase: one value for every phase, or five "
+                           "(phases 1-5). Default: Table 8 (50k/30k/50k/30k/40k).")
+_LR = flags.DEFINE_float("lr", 3e-4, "Peak learning rate (AdamW, cosine decay).")
+_MIN_LR = flags.DEFINE_float("min_lr", 1e-5, "Final learning rate of the cosine decay.")
+_WARMUP = flags.DEFINE_integer("warmup", 1000, "Linear warm-up steps (capped at 10% of a phase).")
+_WEIGHT_DECAY = flags.DEFINE_float("weight_decay", 0.01, "AdamW weight decay.")
+_CLIP = flags.DEFINE_float("clip_norm", 1.0, "Global gradient-norm clip.")
+_SEED = flags.DEFINE_integer("seed", 0, "Init, dropout and data seed.")
+_MAX_SECONDS = flags.DEFINE_float("max_seconds", 0, "Wall-clock budget; save and exit when spent (0: none).")
+_RESUME = flags.DEFINE_bool("resume", True, "Continue from the phase's latest checkpoint if there is one.")
+_INIT = flags.DEFINE_enum("init", "previous", ["previous", "scratch"],
+                          "Start phase N>1 from phase N-1's checkpoint, or from random init.")
+_WORKERS = flags.DEFINE_integer("workers", 0, "grain worker processes for the data pipeline.")
+_LOG_EVERY = flags.DEFINE_integer("log_every", 100, "Steps between progress/metrics lines.")
+_SAVE_EVERY = flags.DEFINE_integer("save_every", 1000, "Steps between checkpoints.")
+_KEEP = flags.DEFINE_integer("keep", 3, "Checkpoints kept per phase.")
+_DTYPE = flags.DEFINE_enum("dtype", "bfloat16", ["bfloat16", "float32"], "Compute dtype.")
+
+
+def config_from_flags() -> tuple[TrainConfig, list[int]]:
+  phases = list(range(1, 6)) if _PHASE.value == "all" else None
+  if phases is None:
+    if _PHASE.value not in {"1", "2", "3", "4", "5"}:
+      raise TrainError(f"--phase must be 1-5 or 'all', got {_PHASE.value!r}")
+    phases = [int(_PHASE.value)]
+  try:
+    steps = [int(s) for s in _STEPS.value]
+  except ValueError:
+    raise TrainError(f"--steps must be integers, got {','.join(_STEPS.value)}") from None
+  if not steps:
+    steps = [configs.PHASES[p].steps for p in range(1, 6)]
+  elif len(steps) == 1:
+    steps = steps * 5
+  if len(steps) != 5 or min(steps) < 1:
+    raise TrainError("--steps takes one positive value or five (phases 1-5)")
+  n = jax.device_count()
+  if _BATCH.value < 1 or _BATCH.value % n:
+    raise TrainError(f"--batch_size={_BATCH.value} must be a positive multiple of the {n} devices")
+  cfg = TrainConfig(
+      model=_MODEL.value, model_cfg=configs.get_model_config(_MODEL.value, dtype=_DTYPE.value),
+      workdir=pathlib.Path(_WORKDIR.value).absolute(), batch_size=_BATCH.value, steps=tuple(steps),
+      lr=_LR.value, min_lr=_MIN_LR.value, warmup=_WARMUP.value, weight_decay=_WEIGHT_DECAY.value,
+      clip_norm=_CLIP.value, seed=_SEED.value, max_seconds=_MAX_SECONDS.value, resume=_RESUME.value,
+      init=_INIT.value, workers=_WORKERS.value, log_every=max(1, _LOG_EVERY.value),
+      save_every=max(1, _SAVE_EVERY.value), keep=max(1, _KEEP.value))
+  return cfg, phases
+
+
+def main(argv):
+  del argv
+  logging.set_verbosity(logging.WARNING)  # Orbax narrates every save at INFO
+  sharding.initialize_distributed()
+  cfg, phases = config_from_flags()
+  deadline = time.time() + cfg.max_seconds if cfg.max_seconds > 0 else None
+  for phase in phases:
+    result = train_phase(cfg, phase, deadline)
+    if not result["finished"]:
+      return
+
+
+if __name__ == "__main__":
+  cli.run(main, TrainError, checkpoints.CheckpointError)

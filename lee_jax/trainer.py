@@ -1,0 +1,193 @@
+"""The five-phase training loop of paper App. F (Tables 7-8), as a library.
+
+`train_phase(cfg, phase)` builds the model, restores the previous phase's params or this
+phase's own latest checkpoint, and runs the jitted data-parallel step until the phase's step
+count or the deadline. The CLI is lee_jax/train.py.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import pathlib
+import time
+
+from flax import nnx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from lee_jax import checkpoints
+from lee_jax import configs
+from lee_jax import losses
+from lee_jax import metrics_log
+from lee_jax import model as model_lib
+from lee_jax import pipeline
+from lee_jax import sharding
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainConfig:
+  model: str
+  model_cfg: configs.ModelConfig
+  workdir: pathlib.Path
+  batch_size: int
+  steps: tuple[int, ...]  # per phase 1..5
+  lr: float = 3e-4
+  min_lr: float = 1e-5
+  warmup: int = 1000
+  weight_decay: float = 0.01
+  clip_norm: float = 1.0
+  seed: int = 0
+  max_seconds: float = 0.0
+  resume: bool = True
+  init: str = "previous"
+  workers: int = 0
+  log_every: int = 100
+  save_every: int = 1000
+  keep: int = 3
+
+
+class TrainError(ValueError):
+  """Bad flags or a missing prerequisite: one line for the user."""
+
+
+def optimizer(cfg: TrainConfig, steps: int) -> optax.GradientTransformation:
+  warmup = max(1, min(cfg.warmup, steps // 10))
+  schedule = optax.warmup_cosine_decay_schedule(0.0, cfg.lr, warmup, max(steps, warmup + 1),
+                                                end_value=cfg.min_lr)
+  return optax.chain(optax.clip_by_global_norm(cfg.clip_norm),
+                     optax.adamw(schedule, b1=0.9, b2=0.999, weight_decay=cfg.weight_decay))
+
+
+def make_train_step(graphdef, tx, weights: configs.LossWeights, model_cfg: configs.ModelConfig):
+  """One jitted update of the trainable params; frozen params and the rest are constants."""
+
+  @functools.partial(jax.jit, donate_argnums=(0, 1))
+  def step(trainable, opt_state, frozen, rest, batch, key, step_index):
+    rng = jax.random.fold_in(key, step_index)  # the step's randomness depends on the step only
+
+    def loss_fn(tr):
+      return losses.total_loss(nnx.merge(graphdef, tr, frozen, rest), batch, rng, weights, model_cfg)
+
+    (_, metrics), grads = jax.value_and_grad(loss_fn, has_aux=True)(trainable)
+    updates, opt_state = tx.update(grads, opt_state, trainable)
+    metrics["grad_norm"] = optax.tree.norm(grads)
+    return optax.apply_updates(trainable, updates), opt_state, metrics
+
+  return step
+
+
+def _meta(cfg: TrainConfig, phase: int) -> dict:
+  return {"model": cfg.model, "model_config": dataclasses.asdict(cfg.model_cfg), "phase": phase}
+
+
+def _expected(cfg: TrainConfig) -> dict:
+  return {"model": cfg.model, "model_config": dataclasses.asdict(cfg.model_cfg)}
+
+
+def _fmt_time(seconds: float) -> str:
+  seconds = int(max(seconds, 0))
+  return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m{seconds % 60:02d}s"
+
+
+def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> dict:
+  """Run (or resume) one phase to its step count or the deadline; returns the last metrics."""
+  spec = configs.PHASES[phase]
+  steps = cfg.steps[phase - 1]
+  mesh = sharding.mesh()
+  repl = sharding.replicated(mesh)
+  pdir = checkpoints.phase_dir(cfg.workdir, phase)
+
+  # --- model: random init, then the previous phase's params where there is one
+  model = model_lib.LEE(cfg.model_cfg, rngs=nnx.Rngs(cfg.seed))
+  resuming = cfg.resume and pdir.is_dir() and checkpoints.open_manager(pdir, 1).latest_step() is not None
+  if phase > 1 and cfg.init == "previous" and not resuming:
+    prev = checkpoints.phase_dir(cfg.workdir, phase - 1)
+    if not prev.is_dir():
+      raise TrainError(
+          f"phase {phase} starts from phase {phase - 1}'s checkpoint, but {prev} does not exist; "
+          f"run `python -m lee_jax.train --phase={phase - 1} --model={cfg.model} "
+          f"--workdir={cfg.workdir}` first (or pass --init=scratch)")
+    params, prev_step = checkpoints.restore_params_only(
+        prev, checkpoints.abstract(nnx.state(model, nnx.Param)), _expected(cfg))
+    nnx.update(model, params)
+    print(f"phase {phase}: initialised from {prev} step {prev_step}", flush=True)
+
+  graphdef, trainable, frozen, rest = nnx.split(model, model_lib.trainable_filter(spec.trainable),
+                                                nnx.Param, ...)
+  trainable, frozen, rest = jax.device_put((trainable, frozen, rest), repl)
+  tx = optimizer(cfg, steps)
+  opt_state = jax.device_put(tx.init(trainable), repl)
+
+  # --- data: phase-specific stream, this host's slice
+  data_cfg = pipeline.DataConfig(max_len=cfg.model_cfg.max_len)
+  data_it = iter(pipeline.batches(data_cfg, cfg.seed * 10 + phase, cfg.batch_size // jax.process_count(),
+                                  workers=cfg.workers, shard=sharding.host_shard()))
+
+  # --- restore this phase's own progress
+  mngr = checkpoints.open_manager(pdir, cfg.save_every, cfg.keep)
+  start = 0
+  if resuming:
+    start = mngr.latest_step()
+    full = checkpoints.abstract(nnx.state(nnx.merge(graphdef, trainable, frozen, rest), nnx.Param))
+    params, opt_state, _ = checkpoints.restore(mngr, start, full, checkpoints.abstract(opt_state),
+                                               data_it, _expected(cfg))
+    nnx.update(model, params)
+    _, trainable, frozen, rest = nnx.split(model, model_lib.trainable_filter(spec.trainable), nnx.Param, ...)
+    trainable, frozen, rest = jax.device_put((trainable, frozen, rest), repl)
+    print(f"phase {phase}: resumed from {pdir / str(start)}", flush=True)
+    if start >= steps:
+      print(f"phase {phase}: already complete ({start} steps)", flush=True)
+      return {"phase": phase, "step": start, "finished": True}
+
+  def save(step, force=False):
+    if mngr.latest_step() == step:  # the interval save already wrote this step
+      return
+    params = nnx.state(nnx.merge(graphdef, trainable, frozen, rest), nnx.Param)
+    checkpoints.save(mngr, step, params, opt_state, data_it, _meta(cfg, phase), force=force)
+
+  # --- loop
+  step_fn = make_train_step(graphdef, tx, spec.weights, cfg.model_cfg)
+  log = metrics_log.MetricsLog(cfg.workdir)
+  key = jax.random.key(cfg.seed * 100 + phase)
+  last: dict = {}
+  t_start, t_log, s_log = time.time(), time.time(), start
+  step = start
+  print(f"phase {phase} ({spec.name}): steps {start}->{steps}, batch {cfg.batch_size}, "
+        f"{jax.device_count()} device(s), model {cfg.model}", flush=True)
+  while step < steps:
+    batch = sharding.shard_batch(next(data_it), mesh)
+    trainable, opt_state, metrics = step_fn(trainable, opt_state, frozen, rest, batch, key,
+                                            jnp.int32(step))
+    step += 1
+    out_of_time = deadline is not None and time.time() > deadline
+    if step % cfg.log_every == 0 or step == steps or out_of_time:
+      last = {k: float(v) for k, v in jax.device_get(metrics).items()}
+      now = time.time()
+      rate = (step - s_log) / max(now - t_log, 1e-9)
+      t_log, s_log = now, step
+      if not all(np.isfinite(v) for v in last.values()):
+        save(step, force=True)
+        raise TrainError(f"non-finite loss at phase {phase} step {step} ({last}); "
+                         f"checkpoint kept in {pdir}")
+      log.write({"phase": phase, "step": step, "steps_per_s": rate, "time": now, **last})
+      terms = " ".join(f"{k} {v:.4g}" for k, v in last.items())
+      print(f"phase {phase} [{step}/{steps} {100 * step / steps:5.1f}%] {rate:.2f} step/s "
+            f"ETA {_fmt_time((steps - step) / max(rate, 1e-9))} | {terms}", flush=True)
+    if out_of_time:
+      save(step, force=True)
+      mngr.wait_until_finished()
+      print(f"phase {phase}: --max_seconds spent at step {step}; the same command resumes", flush=True)
+      return {"phase": phase, "step": step, "finished": False, **last}
+    save(step)
+  save(step, force=True)
+  mngr.wait_until_finished()
+  params = nnx.state(nnx.merge(graphdef, trainable, frozen, rest), nnx.Param)
+  export = checkpoints.export_params(cfg.workdir / "export", params, _meta(cfg, phase) | {"step": step})
+  print(f"phase {phase}: done at step {step} in {_fmt_time(time.time() - t_start)}; "
+        f"inference params in {export}", flush=True)
+  if hasattr(data_it, "close"):
+    data_it.close()
+  return {"phase": phase, "step": step, "finished": True, **last}

@@ -1,0 +1,183 @@
+"""Tests for lee_jax.model and lee_jax.configs (CPU, `tiny` preset)."""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from flax import nnx
+
+from lee_jax import configs
+from lee_jax import model as M
+from lee_jax import pipeline
+from lee_jax import vocab
+
+B = 4
+
+
+@pytest.fixture(scope="module")
+def cfg():
+  return configs.get_model_config("tiny", dtype="float32")
+
+
+@pytest.fixture(scope="module")
+def batch():
+  exs = [pipeline.make_example(i, np.random.default_rng(i), pipeline.DataConfig())
+         for i in range(B)]
+  return {k: np.stack([e[k] for e in exs]) for k in exs[0]}
+
+
+@pytest.fixture(scope="module")
+def lee(cfg):
+  return M.LEE(cfg, rngs=nnx.Rngs(0))
+
+
+def jitted(module, method):
+  """jax.jit of module.<method> over its split state (the train-step pattern)."""
+  graphdef, state = nnx.split(module)
+
+  @functools.partial(jax.jit, static_argnames="has_rng")
+  def f(state, *args, rng=None, has_rng=False):
+    return getattr(nnx.merge(graphdef, state), method)(*args, rng=rng if has_rng else None)
+  return lambda *args, rng=None: f(state, *args, rng=rng, has_rng=rng is not None)
+
+
+@pytest.fixture(scope="module")
+def fns(lee):
+  return {m: jitted(lee, m) for m in ("encode", "encode_scatter", "decode_logits", "evaluate")}
+
+
+@pytest.fixture(scope="module")
+def encode(fns):
+  return lambda *args: fns["encode"](*args)[1]
+
+
+def test_get_model_config():
+  assert configs.get_model_config("tiny", d_z=8).d_z == 8
+  with pytest.raises(ValueError, match="valid names: paper, small, tiny"):
+    configs.get_model_config("huge")
+
+
+def test_param_counts():
+  count = lambda name: M.count_params(
+      nnx.eval_shape(lambda: M.LEE(configs.MODELS[name], rngs=nnx.Rngs(0))))
+  assert count("tiny") < 1_000_000
+  assert count("small") * 4 <= 48 * 2**20  # fp32 bytes
+
+
+def test_shapes_and_dtypes(fns, cfg, batch):
+  z, mu, logvar = fns["encode"](batch["tokens"], batch["x"], batch["y"], batch["point_mask"],
+                             rng=jax.random.key(1))
+  for a in (z, mu, logvar):
+    assert a.shape == (B, cfg.d_z) and a.dtype == jnp.float32
+  assert not np.allclose(z, mu)  # sampled
+  logits = fns["decode_logits"](z, batch["tokens"])
+  assert logits.shape == (B, cfg.max_len - 1, cfg.vocab_size) and logits.dtype == jnp.float32
+  y_hat = fns["evaluate"](z, batch["query_x"])
+  assert y_hat.shape == batch["query_y"].shape and np.all(np.isfinite(y_hat))
+
+
+def test_deterministic_without_rng(fns, batch):
+  args = (batch["tokens"], batch["x"], batch["y"], batch["point_mask"])
+  z, mu, _ = fns["encode"](*args)
+  np.testing.assert_array_equal(z, mu)
+  z1 = fns["encode"](*args, rng=jax.random.key(3))[0]
+  z2 = fns["encode"](*args, rng=jax.random.key(3))[0]
+  np.testing.assert_array_equal(z1, z2)
+
+
+def test_masked_inputs_are_invisible(encode, batch):
+  tokens, x, y, pm = batch["tokens"], batch["x"], batch["y"], batch["point_mask"]
+  mu = encode(tokens, x, y, pm)
+  x2 = np.where(pm[..., None], x, 123.0).astype(np.float32)
+  y2 = np.where(pm, y, np.nan).astype(np.float32)
+  np.testing.assert_allclose(encode(tokens, x2, y2, pm), mu, rtol=1e-5, atol=1e-5)
+  # Trailing PADs removed: same mu.
+  n = int((tokens != vocab.PAD).sum(1).max())
+  np.testing.assert_allclose(encode(tokens[:, :n], x, y, pm), mu, rtol=1e-5, atol=1e-5)
+
+
+def test_scatter_only_matches_all_pad(fns, batch):
+  x, y, pm = batch["x"], batch["y"], batch["point_mask"]
+  pads = np.full_like(batch["tokens"], vocab.PAD)
+  _, mu_pad, lv_pad = fns["encode"](pads, x, y, pm)
+  _, mu_s, lv_s = fns["encode_scatter"](x, y, pm)
+  np.testing.assert_allclose(mu_s, mu_pad, rtol=1e-5, atol=1e-5)
+  np.testing.assert_allclose(lv_s, lv_pad, rtol=1e-5, atol=1e-5)
+  full = fns["encode"](batch["tokens"], x, y, pm)[1]
+  assert not np.allclose(full, mu_s)
+
+
+def test_nonfinite_points_give_finite_outputs_and_grads(lee, batch):
+  tokens, x, pm = batch["tokens"], batch["x"], batch["point_mask"]
+  y = np.array(batch["y"])
+  idx = np.argmax(pm, axis=1)  # one masked-IN point per example
+  y[0, idx[0]], y[1, idx[1]], y[2, idx[2]] = np.nan, np.inf, -np.inf
+  x = np.array(x)
+  x[3, idx[3], 0] = np.nan
+  graphdef, params = nnx.split(lee, nnx.Param)
+
+  def f(params):
+    model = nnx.merge(graphdef, params)
+    z, mu, logvar = model.encode(tokens, x, y, pm, rng=jax.random.key(0))
+    return jnp.sum(mu) + jnp.sum(logvar) + jnp.sum(model.evaluate(z, batch["query_x"]))
+
+  value, grads = jax.jit(jax.value_and_grad(f))(params)
+  assert np.isfinite(value)
+  assert all(np.all(np.isfinite(g)) for g in jax.tree.leaves(grads))
+  assert np.any(np.asarray(grads["encoder"]["nonfinite_embed"][...]) != 0)
+
+
+def test_kv_cache_decode_matches_teacher_forcing(lee, fns, cfg, batch):
+  tokens = jnp.asarray(batch["tokens"])
+  z = fns["encode"](tokens, batch["x"], batch["y"], batch["point_mask"], rng=jax.random.key(0))[0]
+  graphdef, state = nnx.split(lee)
+
+  @jax.jit
+  def run(state, z, tokens):
+    model = nnx.merge(graphdef, state)
+    full = model.decode_logits(z, tokens)
+
+    def step(cache, inp):
+      tok, pos = inp
+      logits, cache = model.decode_step(tok, pos, cache)
+      return cache, logits
+
+    inputs = tokens[:, :-1]
+    positions = jnp.arange(inputs.shape[1], dtype=jnp.int32)
+    _, stepped = jax.lax.scan(step, model.init_cache(z), (inputs.T, positions))
+    return full, jnp.swapaxes(stepped, 0, 1)
+
+  full, stepped = run(state, z, tokens)
+  assert stepped.shape == (B, cfg.max_len - 1, cfg.vocab_size)
+  np.testing.assert_allclose(stepped, full, rtol=1e-4, atol=1e-4)
+
+
+def test_bf16_compute_runs(batch):
+  cfg = configs.get_model_config("tiny")  # bfloat16 compute, fp32 params
+  lee = M.LEE(cfg, rngs=nnx.Rngs(0))
+  params = nnx.state(lee, nnx.Param)
+  assert all(p.dtype == jnp.float32 for p in jax.tree.leaves(params))
+  z, mu, logvar = jitted(lee, "encode")(batch["tokens"], batch["x"], batch["y"],
+                                        batch["point_mask"])
+  assert mu.dtype == jnp.float32 and np.all(np.isfinite(mu))
+  logits = jitted(lee, "decode_logits")(z, batch["tokens"])
+  assert logits.dtype == jnp.float32 and np.all(np.isfinite(logits))
+
+
+def test_no_vae_variant(batch):
+  cfg = configs.get_model_config("tiny", dtype="float32", use_vae=False)
+  lee = M.LEE(cfg, rngs=nnx.Rngs(0))
+  z, mu, logvar = jitted(lee, "encode")(batch["tokens"], batch["x"], batch["y"],
+                                        batch["point_mask"], rng=jax.random.key(0))
+  np.testing.assert_array_equal(z, mu)
+  np.testing.assert_array_equal(logvar, 0.0)
+  assert "logvar_head" not in nnx.state(lee, nnx.Param)["encoder"]
+
+
+def test_trainable_filter_phase4(lee):
+  params = nnx.state(lee, M.trainable_filter(configs.PHASES[4].trainable))
+  assert set(params.keys()) == {"encoder"}
+  assert M.count_params(lee) == sum(
+      p.size for p in jax.tree.leaves(nnx.state(lee, M.trainable_filter())))

@@ -1,0 +1,107 @@
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+
+from flax import nnx
+import jax
+import numpy as np
+import pytest
+
+from lee_jax import checkpoints, configs, metrics_log, pipeline, trainer as train
+from lee_jax import model as model_lib
+
+TINY = configs.get_model_config("tiny", dtype="float32")
+
+
+def _cfg(workdir, steps=2, **kw):
+  return train.TrainConfig(model="tiny", model_cfg=TINY, workdir=pathlib.Path(workdir),
+                           batch_size=4, steps=(steps,) * 5, warmup=1, log_every=1,
+                           save_every=1, **kw)
+
+
+def _params(workdir):
+  abstract = nnx.state(nnx.eval_shape(lambda: model_lib.LEE(TINY, rngs=nnx.Rngs(0))), nnx.Param)
+  return checkpoints.load_params(pathlib.Path(workdir) / "export", abstract, {"model": "tiny"})
+
+
+def test_phase4_trains_encoder_only(tmp_path):
+  init = nnx.state(model_lib.LEE(TINY, rngs=nnx.Rngs(0)), nnx.Param)
+  out = train.train_phase(_cfg(tmp_path, init="scratch"), phase=4)
+  assert out["finished"] and out["step"] == 2
+  after = _params(tmp_path)
+  for name in ("expr_decoder", "eval_decoder"):
+    for a, b in zip(jax.tree.leaves(init[name]), jax.tree.leaves(after[name])):
+      np.testing.assert_array_equal(a, b)
+  changed = [not np.array_equal(a, b) for a, b in
+             zip(jax.tree.leaves(init["encoder"]), jax.tree.leaves(after["encoder"]))]
+  assert any(changed)
+  records = metrics_log.read(tmp_path / "metrics.jsonl")
+  assert [r["step"] for r in records] == [1, 2] and "align" in records[0] and "expr" not in records[0]
+
+
+def test_exported_params_give_identical_outputs(tmp_path):
+  model = model_lib.LEE(TINY, rngs=nnx.Rngs(3))
+  checkpoints.export_params(tmp_path, nnx.state(model, nnx.Param), {"model": "tiny"})
+  fresh = model_lib.LEE(TINY, rngs=nnx.Rngs(4))
+  nnx.update(fresh, checkpoints.load_params(tmp_path, checkpoints.abstract(nnx.state(fresh, nnx.Param)),
+                                            {"model": "tiny"}))
+  b = next(iter(pipeline.batches(pipeline.DataConfig(), 0, 2)))
+  z1, _, _ = model.encode(b["tokens"], b["x"], b["y"], b["point_mask"])
+  z2, _, _ = fresh.encode(b["tokens"], b["x"], b["y"], b["point_mask"])
+  np.testing.assert_array_equal(z1, z2)
+  np.testing.assert_array_equal(model.evaluate(z1, b["query_x"]), fresh.evaluate(z2, b["query_x"]))
+
+
+def test_wrong_model_and_corrupt_checkpoints_are_one_line_errors(tmp_path):
+  model = model_lib.LEE(TINY, rngs=nnx.Rngs(3))
+  params = nnx.state(model, nnx.Param)
+  checkpoints.export_params(tmp_path, params, {"model": "tiny"})
+  with pytest.raises(checkpoints.CheckpointError, match=r"meta.json was saved with model='tiny'"):
+    checkpoints.load_params(tmp_path, checkpoints.abstract(params), {"model": "small"})
+  for f in (tmp_path / "params").rglob("*"):
+    if f.is_file() and f.stat().st_size > 100:
+      f.write_bytes(f.read_bytes()[:50])  # truncate every data file
+  with pytest.raises(checkpoints.CheckpointError, match=str(tmp_path / "params")) as e:
+    checkpoints.load_params(tmp_path, checkpoints.abstract(params), {"model": "tiny"})
+  assert "\n" not in str(e.value)
+
+
+def _cli(workdir, *args):
+  return [sys.executable, "-m", "lee_jax.train", "--model=tiny", "--dtype=float32",
+          f"--workdir={workdir}", "--batch_size=4", "--log_every=1", "--save_every=3", *args]
+
+
+def test_cli_killed_run_resumes_then_phase2_starts_from_phase1(tmp_path):
+  env = dict(os.environ, JAX_PLATFORMS="cpu")
+  proc = subprocess.Popen(_cli(tmp_path, "--phase=1", "--steps=400"), env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+  phase1 = tmp_path / "phase1"
+  deadline = time.time() + 240
+  while time.time() < deadline and not (phase1 / "6").is_dir():
+    time.sleep(0.2)
+  os.kill(proc.pid, signal.SIGKILL)  # no chance to save or clean up
+  proc.wait()
+  saved = max(int(p.name) for p in phase1.iterdir() if p.name.isdigit())
+  assert saved >= 6
+  r = subprocess.run(_cli(tmp_path, "--phase=1", f"--steps={saved + 3}"), env=env,
+                     capture_output=True, text=True, timeout=600)
+  assert r.returncode == 0, r.stdout + r.stderr
+  assert f"resumed from {phase1 / str(saved)}" in r.stdout
+  steps = [rec["step"] for rec in metrics_log.read(tmp_path / "metrics.jsonl")]
+  assert steps[-3:] == [saved + 1, saved + 2, saved + 3]
+  r2 = subprocess.run(_cli(tmp_path, "--phase=2", "--steps=2"), env=env,
+                      capture_output=True, text=True, timeout=600)
+  assert r2.returncode == 0, r2.stdout + r2.stderr
+  assert f"initialised from {phase1} step {saved + 3}" in r2.stdout
+  meta = json.loads((tmp_path / "export" / "meta.json").read_text())
+  assert meta["phase"] == 2 and meta["step"] == 2
+
+
+def test_cli_missing_previous_phase_is_one_line_error(tmp_path):
+  r = subprocess.run(_cli(tmp_path, "--phase=3"), capture_output=True, text=True, timeout=120)
+  assert r.returncode == 2
+  assert "--phase=2" in r.stderr and r.stderr.count("\n") == 1
