@@ -113,7 +113,10 @@ class Attention(nnx.Module):
     return self._split_heads(self.kv(memory), 2)
 
   def attend(self, q, k, v, *, is_causal=False, kv_lengths=None, impl="config") -> jax.Array:
-    """q [B, T, N, H], k/v [B, S, N, H], kv_lengths [B] int32 or None -> [B, T, D]."""
+    """q [B, T, N, H], k/v [B, S, N, H], kv_lengths [B] int32 or None -> [B, T, D].
+
+    impl overrides cfg.attention_impl (cached decoding always uses 'xla': T == 1).
+    """
     o = jax.nn.dot_product_attention(
         q, k, v, is_causal=is_causal, key_value_seq_lengths=kv_lengths,
         implementation=self.impl if impl == "config" else impl)

@@ -26,7 +26,13 @@ def initialize_distributed() -> bool:
     return False
   if os.environ.get("SLURM_NTASKS", "2") == "1" or os.environ.get("OMPI_COMM_WORLD_SIZE", "2") == "1":
     return False
-  jax.distributed.initialize()
+  if "JAX_COORDINATOR_ADDRESS" in os.environ:  # explicit launch: pass the three values on
+    jax.distributed.initialize(
+        coordinator_address=os.environ["JAX_COORDINATOR_ADDRESS"],
+        num_processes=int(os.environ["JAX_NUM_PROCESSES"]),
+        process_id=int(os.environ["JAX_PROCESS_ID"]))
+  else:  # SLURM / Open MPI: JAX's cluster auto-detection
+    jax.distributed.initialize()
   return True
 
 

@@ -105,3 +105,14 @@ def test_cli_missing_previous_phase_is_one_line_error(tmp_path):
   r = subprocess.run(_cli(tmp_path, "--phase=3"), capture_output=True, text=True, timeout=120)
   assert r.returncode == 2
   assert "--phase=2" in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_single_process_does_not_start_distributed(monkeypatch):
+  from lee_jax import sharding
+  for var in ("JAX_COORDINATOR_ADDRESS", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE"):
+    monkeypatch.delenv(var, raising=False)
+  assert sharding.initialize_distributed() is False
+  monkeypatch.setenv("SLURM_NTASKS", "1")
+  assert sharding.initialize_distributed() is False
+  mesh = sharding.mesh()
+  assert mesh.shape["data"] == jax.device_count() == 2  # conftest simulates 2 CPU devices
