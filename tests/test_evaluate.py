@@ -2,7 +2,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-import sympy
 
 from lee_jax import evaluate, grammar, vocab
 from lee_jax import expr as E
@@ -150,4 +149,3 @@ def test_numpy_evaluator_is_protected():
   assert np.isnan(evaluate.evaluate_numpy(E.from_prefix("exp x0".split()), X)[2])
   with pytest.raises(ValueError, match="x3"):
     evaluate.evaluate_numpy(E.from_prefix("x3".split()), X)
-  assert sympy  # the SymPy path is covered in test_sympy_agrees_with_numpy
