@@ -115,9 +115,15 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
     nnx.update(model, params)
     print(f"phase {phase}: initialised from {prev} step {prev_step}", flush=True)
 
-  graphdef, trainable, frozen, rest = nnx.split(model, model_lib.trainable_filter(spec.trainable),
-                                                nnx.Param, ...)
-  trainable, frozen, rest = jax.device_put((trainable, frozen, rest), repl)
+  def split_placed(model):
+    """(graphdef, trainable, frozen, rest) with the arrays replicated over the mesh."""
+    graphdef, *parts = nnx.split(model, model_lib.trainable_filter(spec.trainable), nnx.Param, ...)
+    return (graphdef, *jax.device_put(tuple(parts), repl))
+
+  def full_params():
+    return nnx.state(nnx.merge(graphdef, trainable, frozen, rest), nnx.Param)
+
+  graphdef, trainable, frozen, rest = split_placed(model)
   tx = optimizer(cfg, steps)
   opt_state = jax.device_put(tx.init(trainable), repl)
 
@@ -131,12 +137,10 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
   start = 0
   if resuming:
     start = mngr.latest_step()
-    full = checkpoints.abstract(nnx.state(nnx.merge(graphdef, trainable, frozen, rest), nnx.Param))
-    params, opt_state, _ = checkpoints.restore(mngr, start, full, checkpoints.abstract(opt_state),
-                                               data_it, _expected(cfg))
+    params, opt_state, _ = checkpoints.restore(mngr, start, checkpoints.abstract(full_params()),
+                                               checkpoints.abstract(opt_state), data_it, _expected(cfg))
     nnx.update(model, params)
-    _, trainable, frozen, rest = nnx.split(model, model_lib.trainable_filter(spec.trainable), nnx.Param, ...)
-    trainable, frozen, rest = jax.device_put((trainable, frozen, rest), repl)
+    _, trainable, frozen, rest = split_placed(model)
     print(f"phase {phase}: resumed from {pdir / str(start)}", flush=True)
     if start >= steps:
       print(f"phase {phase}: already complete ({start} steps)", flush=True)
@@ -145,8 +149,7 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
   def save(step, force=False):
     if mngr.latest_step() == step:  # the interval save already wrote this step
       return
-    params = nnx.state(nnx.merge(graphdef, trainable, frozen, rest), nnx.Param)
-    checkpoints.save(mngr, step, params, opt_state, data_it, _meta(cfg, phase), force=force)
+    checkpoints.save(mngr, step, full_params(), opt_state, data_it, _meta(cfg, phase), force=force)
 
   # --- loop
   step_fn = make_train_step(graphdef, tx, spec.weights, cfg.model_cfg)
@@ -184,8 +187,7 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
     save(step)
   save(step, force=True)
   mngr.wait_until_finished()
-  params = nnx.state(nnx.merge(graphdef, trainable, frozen, rest), nnx.Param)
-  export = checkpoints.export_params(cfg.workdir / "export", params, _meta(cfg, phase) | {"step": step})
+  export = checkpoints.export_params(cfg.workdir / "export", full_params(), _meta(cfg, phase) | {"step": step})
   print(f"phase {phase}: done at step {step} in {_fmt_time(time.time() - t_start)}; "
         f"inference params in {export}", flush=True)
   if hasattr(data_it, "close"):
