@@ -131,3 +131,36 @@ def abstract(tree):
 def _one_line(e: Exception) -> str:
   text = str(e).strip().splitlines()
   return (text[0] if text else type(e).__name__)[:300]
+
+
+def load_model(directory: str | pathlib.Path):
+  """An LEE model from an export directory (params/ + meta.json) or a training workdir.
+
+  The model config comes from meta.json, so any size (`paper`, `small`, `tiny`) loads.
+  """
+  from flax import nnx  # deferred: the training side of this module does not need NNX
+
+  from lee_jax import configs
+  from lee_jax import model as model_lib
+
+  directory = pathlib.Path(directory).absolute()
+  if (directory / "export" / "meta.json").is_file() and not (directory / "meta.json").is_file():
+    directory = directory / "export"
+  if not directory.is_dir():
+    raise CheckpointError(f"no checkpoint directory {directory}")
+  meta_file = directory / "meta.json"
+  try:
+    meta = json.loads(meta_file.read_text())
+    cfg = configs.ModelConfig(**meta["model_config"])
+  except (OSError, ValueError, KeyError, TypeError) as e:
+    raise CheckpointError(f"cannot read the model config in {meta_file}: {_one_line(e)}") from None
+  model = nnx.eval_shape(lambda: model_lib.LEE(cfg, rngs=nnx.Rngs(0)))
+  graphdef, abstract_params, rest = nnx.split(model, nnx.Param, ...)
+  params = load_params(directory, abstract_params, {"model_config": meta["model_config"]})
+  return nnx.merge(graphdef, params, rest)  # rest is empty: LEE keeps no non-Param state
+
+
+def shipped_dir() -> pathlib.Path:
+  """Where the package's own trained params live (export layout: params/ + meta.json)."""
+  import importlib.resources
+  return pathlib.Path(str(importlib.resources.files("lee_jax") / "weights"))

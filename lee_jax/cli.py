@@ -7,6 +7,7 @@ from typing import Callable, NoReturn
 
 from absl import app
 from absl import flags
+from absl import logging
 
 EXIT_BAD_INPUT = 2
 
@@ -30,6 +31,8 @@ def run(main: Callable[[list[str]], None], *errors: type[Exception], positional:
   """
 
   def guarded(argv):
+    # Orbax and grain log every save/restore at INFO; users want the program's own output.
+    logging.set_verbosity(logging.WARNING)
     if len(argv) > 1 + positional:
       fail(f"unexpected arguments: {' '.join(argv[1 + positional:])}")
     try:

@@ -133,3 +133,78 @@ PHASES: dict[int, PhaseConfig] = {
                    trainable=("encoder",)),
     5: PhaseConfig("unfreeze", LossWeights(1.0, 5.0, 0.001, 2.0, 1.0), 40_000),
 }
+
+
+MODES = ("combined", "iterative", "gradient", "oneshot", "cmaes")
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchConfig:
+  """Inference hyperparameters (Table 10 names); `PRESETS['paper']` is Table 10 verbatim.
+
+  An iteration re-encodes one parent and decodes n_new children; a batch is `parents`
+  iterations processed together, so T=200 iterations are 40 batches per round.
+  """
+  rounds: int = 10  # R
+  iterations: int = 200  # T per round
+  pool_size: int = 16  # P
+  n_init: int = 32  # decoded from z0 at round start: 1 greedy + n_init-1 sampled
+  n_new: int = 3  # children per parent
+  parents: int = 5  # k, parents per batch
+  refresh_every: int = 5  # batches between scatter resamples (3 fresh candidates each)
+  n_refresh: int = 3
+  alpha: float = 0.002  # complexity penalty
+  temperature: float = 0.7  # tau
+  lbfgs_first: int = 100  # L-BFGS-B max iterations in round 0 ...
+  lbfgs_last: int = 300  # ... ramped linearly to this in round R-1
+  fit_rows: int = 1000  # rows used for the constant fit
+  score_rows: int = 2000  # MAX_SEARCH_POINTS: train rows for the per-candidate R2
+  n_scatter: int = 200  # scatter points given to the encoder
+  n_grad: int = 50  # Adam steps per gradient segment
+  grad_lr: float = 5e-3  # eta
+  prox: float = 0.1  # lambda_prox
+  decode_period: int = 25  # iterations between gradient segments
+  cmaes_popsize: int = 24
+  cmaes_sigma: float = 0.5  # initial CMA-ES step size in z
+  constrain: bool = True  # grammar-constrained decoding (decode.py)
+  baselines: bool = True  # seed each pool with c, c*x_i + c (so a round always has an answer)
+  workers: int = 1  # rounds run concurrently in this many processes (1: in-process)
+
+  def __post_init__(self):
+    for name in ("rounds", "iterations", "pool_size", "n_init", "n_new", "parents",
+                 "refresh_every", "fit_rows", "score_rows", "n_scatter", "decode_period",
+                 "cmaes_popsize", "workers"):
+      if getattr(self, name) < 1:
+        raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+    for name in ("n_refresh", "n_grad", "lbfgs_first", "lbfgs_last"):
+      if getattr(self, name) < 0:
+        raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+    if not self.temperature > 0:
+      raise ValueError(f"temperature must be > 0, got {self.temperature}")
+
+  def lbfgs_budget(self, round_index: int) -> int:
+    """L-BFGS-B iterations for a round: lbfgs_first -> lbfgs_last linearly over the rounds."""
+    if self.rounds == 1:
+      return self.lbfgs_first
+    frac = round_index / (self.rounds - 1)
+    return int(round(self.lbfgs_first + frac * (self.lbfgs_last - self.lbfgs_first)))
+
+  def decode_budget(self) -> int:
+    """Decodes per round of the iterative mode (what CMA-ES is matched to)."""
+    batches = max(1, self.iterations // self.parents)
+    return (self.n_init + batches * self.parents * self.n_new
+            + (batches // self.refresh_every) * self.n_refresh)
+
+
+PRESETS: dict[str, SearchConfig] = {
+    "paper": SearchConfig(),
+    # A 2-core CPU in about a minute: 2 rounds of 50 iterations, lighter constant fits.
+    "fast": SearchConfig(rounds=2, iterations=50, lbfgs_first=50, lbfgs_last=100,
+                         fit_rows=500, score_rows=1000),
+}
+
+
+def get_search_config(preset: str, **overrides) -> SearchConfig:
+  if preset not in PRESETS:
+    raise ValueError(f"unknown preset {preset!r}; valid presets: {', '.join(PRESETS)}")
+  return dataclasses.replace(PRESETS[preset], **overrides)

@@ -257,6 +257,38 @@ def load_table(path: str | os.PathLike, target: str = "target",
                             p.name.removesuffix(suffix), "user", target, features, None)
 
 
+def from_arrays(X, y, feature_names: Sequence[str] | None = None, name: str = "data") -> Dataset:
+  """In-memory X [N, k] and y [N] (anything array-like and numeric) -> a validated Dataset.
+
+  The same checks as a table: at most 10 features, at least 10 rows, finite values, a
+  non-constant target. Integer and bool columns are read as floats.
+  """
+  try:
+    X = np.array(X, dtype=np.float64)  # a copy: the Dataset's arrays become read-only
+    y = np.array(y, dtype=np.float64)
+  except (TypeError, ValueError) as e:
+    raise DataError(f"{name}: X and y must be numeric ({str(e).splitlines()[0]})") from None
+  if X.ndim == 1:
+    X = X[:, None]
+  if y.ndim == 2 and y.shape[1] == 1:
+    y = y[:, 0]
+  if X.ndim != 2 or y.ndim != 1 or len(X) != len(y):
+    raise DataError(f"{name}: need X [n_rows, n_features] and y [n_rows]; got shapes "
+                    f"{X.shape} and {y.shape}")
+  names = tuple(feature_names) if feature_names is not None else tuple(f"x{i}" for i in range(X.shape[1]))
+  if len(names) != X.shape[1]:
+    raise DataError(f"{name}: {len(names)} feature names for {X.shape[1]} columns")
+  if X.shape[1] == 0:
+    raise DataError(f"{name}: X has no feature columns")
+  if X.shape[1] > MAX_FEATURES:
+    raise DataError(f"{name} has {X.shape[1]} features but LEE's vocabulary has {MAX_FEATURES} "
+                    f"variables; select at most {MAX_FEATURES} columns (e.g. those most "
+                    "correlated with the target)")
+  if len(y) < MIN_ROWS:
+    raise DataError(f"{name} has {len(y)} rows; at least {MIN_ROWS} are needed")
+  return _make_dataset(name, "user", X, y, names, None, name)
+
+
 # --- Feynman regeneration ------------------------------------------------------------------
 
 def _feynman(name: str, formula: str, ranges, rows: int) -> Dataset:

@@ -1,20 +1,31 @@
 """`python -m lee_jax.infer --dataset NAME`: symbolic regression on one dataset.
 
-Loads the dataset (shipped SRBench set, or --data file.csv --target col), applies the
-SRBench protocol (60/15/25 split, target noise on train/val), and runs the latent search
-with a trained checkpoint. Until a checkpoint is shipped in the package (lee_jax/weights/),
-it prints the dataset summary and says so.
+Loads the dataset (a shipped SRBench set, or --data file.csv --target col), applies the
+SRBench protocol per trial (75/25 split, 20% of train as validation, target noise on
+train/val; trial t uses seed s_t = seed + 1000 t), runs the latent search with a trained
+checkpoint and prints the best expression with its R2 on every fold. --out writes the full
+result (every trial, round, failure count and timing) as JSON.
 """
 
 from __future__ import annotations
 
-import importlib.resources
+import dataclasses
+import json
+import os
 import pathlib
+import sys
 
+import numpy as np
 from absl import flags
 
+from lee_jax import checkpoints
 from lee_jax import cli
+from lee_jax import configs
 from lee_jax import datasets
+from lee_jax import engine as engine_lib
+from lee_jax import progress as progress_lib
+from lee_jax import search
+from lee_jax import trial as trial_lib
 
 _DATASET = flags.DEFINE_string("dataset", None, "Shipped dataset name (see `python -m lee_jax.datasets --list`).")
 _DATA = flags.DEFINE_string("data", None, "A .csv/.tsv(.gz) table instead of --dataset.")
@@ -22,11 +33,20 @@ _TARGET = flags.DEFINE_string("target", "target", "Target column of --data.")
 _FEATURES = flags.DEFINE_list("features", None, "Feature columns of --data (default: all others).")
 _DATA_DIR = flags.DEFINE_string("data_dir", None, "PMLB-layout directory searched before the shipped data.")
 _NOISE = flags.DEFINE_float("noise", 0.0, "Target noise level eps: sigma = eps * RMS(y_train).")
-_SEED = flags.DEFINE_integer("seed", 0, "Split and search seed.")
-
-
-def shipped_checkpoint() -> pathlib.Path:
-  return pathlib.Path(str(importlib.resources.files("lee_jax") / "weights"))
+_SEED = flags.DEFINE_integer("seed", 0, "Base seed: trial t uses seed + 1000 t (split and search).")
+_TRIALS = flags.DEFINE_integer("trials", 1, "Independent trials (different splits and search seeds).")
+_PRESET = flags.DEFINE_enum("preset", "fast", list(configs.PRESETS),
+                            "Search budget: paper = Table 10; fast = a 2-core CPU in about a minute.")
+_MODE = flags.DEFINE_enum("mode", "combined", list(configs.MODES), "Refinement mode.")
+_ROUNDS = flags.DEFINE_integer("rounds", None, "Rounds per trial (default: the preset's).")
+_ITERS = flags.DEFINE_integer("iters", None, "Iterations per round (default: the preset's).")
+_WORKERS = flags.DEFINE_integer("workers", None, "Processes running rounds concurrently (default: the preset's).")
+_CHECKPOINT = flags.DEFINE_string("checkpoint", None,
+                                  "Trained model: a training workdir or its export/ folder "
+                                  "(default: the one shipped with the package).")
+_OUT = flags.DEFINE_string("out", None, "Write the full result as JSON here.")
+_OVERWRITE = flags.DEFINE_bool("overwrite", False, "Allow --out to replace an existing file.")
+_QUIET = flags.DEFINE_bool("quiet", False, "No progress display.")
 
 
 def load_input() -> datasets.Dataset:
@@ -37,18 +57,89 @@ def load_input() -> datasets.Dataset:
   return datasets.load_dataset(_DATASET.value, _DATA_DIR.value)
 
 
+def search_config() -> configs.SearchConfig:
+  overrides = {k: v for k, v in (("rounds", _ROUNDS.value), ("iterations", _ITERS.value),
+                                 ("workers", _WORKERS.value)) if v is not None}
+  try:
+    return configs.get_search_config(_PRESET.value, **overrides)
+  except ValueError as e:
+    raise datasets.DataError(str(e)) from None
+
+
+def check_out_path() -> pathlib.Path | None:
+  if _OUT.value is None:
+    return None
+  out = pathlib.Path(_OUT.value)
+  if out.exists() and not _OVERWRITE.value:
+    raise datasets.DataError(f"{out} exists; pass --overwrite to replace it")
+  if not out.absolute().parent.is_dir():
+    raise datasets.DataError(f"directory {out.absolute().parent} does not exist")
+  return out
+
+
+def write_json(path: pathlib.Path, obj: dict) -> None:
+  tmp = path.with_name(path.name + ".tmp")
+  tmp.write_text(json.dumps(obj, indent=1))
+  os.replace(tmp, path)  # atomic: a killed run never leaves a half-written file
+
+
+def print_trial(rep: dict, names) -> None:
+  if not rep["found"]:
+    print(f"no valid expression found ({rep['candidates']} candidates; failures {rep['failures']})")
+    return
+  print(f"best expression: {rep['expression']}")
+  print(f"latex: {rep['latex']}")
+  print(f"R2 train {rep['r2_train']:.6f}  val {rep['r2_val']:.6f}  test {rep['r2_test']:.6f}  "
+        f"complexity {rep['complexity']}  wall {rep['wall_time_s']:.1f}s "
+        f"(round {rep['winner_round'] + 1}, {rep['candidates']} candidates)")
+  if rep["equations"]:
+    print("equations (best validation R2 at each complexity):")
+    for e in rep["equations"]:
+      print(f"  {e['complexity']:>4}  {e['r2_val']:.6f}  {e['expression']}")
+
+
 def main(argv):
   del argv
   ds = load_input()
-  parts = datasets.split(ds.X, ds.y, seed=_SEED.value, noise=_NOISE.value)
+  cfg = search_config()
+  if _TRIALS.value < 1:
+    raise datasets.DataError(f"--trials must be >= 1, got {_TRIALS.value}")
+  out_path = check_out_path()
   print(datasets.describe(ds))
-  print(f"split (seed {_SEED.value}, noise {_NOISE.value}): train {len(parts.y_train)}, "
-        f"val {len(parts.y_val)}, test {len(parts.y_test)} rows; noise sigma {parts.noise_sigma:.4g}")
-  ckpt = shipped_checkpoint()
-  if not ckpt.exists():
-    print(f"no trained checkpoint is shipped with this build yet ({ckpt} is missing), "
-          "so no search runs: the dataset summary above is all this version does.")
+  if _CHECKPOINT.value is None and not checkpoints.shipped_dir().is_dir():
+    print(f"no trained checkpoint is shipped with this build yet ({checkpoints.shipped_dir()} "
+          "is missing), so no search runs; train one (`python -m lee_jax.train --phase=all`) "
+          "and pass --checkpoint WORKDIR.")
+    return
+  engine, bundle = engine_lib.load(_CHECKPOINT.value, cfg.constrain)
+  reports = []
+  for t in range(_TRIALS.value):
+    seed = _SEED.value + 1000 * t
+    parts = datasets.split(ds.X, ds.y, seed=seed, noise=_NOISE.value)
+    print(f"trial {t + 1}/{_TRIALS.value} (seed {seed}, noise {_NOISE.value}): train "
+          f"{len(parts.y_train)}, val {len(parts.y_val)}, test {len(parts.y_test)} rows; "
+          f"preset {_PRESET.value}, mode {_MODE.value}, {cfg.rounds} rounds x {cfg.iterations} "
+          f"iterations, {cfg.workers} worker(s)", flush=True)
+    data = search.SearchData(parts.X_train, parts.y_train, parts.X_val, parts.y_val)
+    bar = None if _QUIET.value else progress_lib.SearchProgress(cfg.rounds)
+    result = trial_lib.run_trial(engine, data, cfg, _MODE.value, seed,
+                                 progress=bar if cfg.workers <= 1 else None,
+                                 on_round=bar.round_done if bar and cfg.workers > 1 else None,
+                                 bundle=bundle)
+    rep = trial_lib.report(result, parts.X_test, parts.y_test, data, ds.feature_names, {
+        "dataset": ds.name, "trial": t, "seed": seed, "noise": _NOISE.value,
+        "preset": _PRESET.value, "mode": _MODE.value, "config": dataclasses.asdict(cfg)})
+    print_trial(rep, ds.feature_names)
+    reports.append(rep)
+    if out_path is not None:  # after every trial, so a long run keeps what it finished
+      write_json(out_path, {"dataset": ds.name, "formula": ds.formula, "trials": reports})
+  if len(reports) > 1:
+    tests = [r["r2_test"] for r in reports if r.get("r2_test") is not None]
+    print(f"mean test R2 over {len(tests)} trial(s): {np.mean(tests):.6f}" if tests else "no trial found an expression")
+  if out_path is not None:
+    print(f"results written to {out_path}")
+  sys.stdout.flush()
 
 
 if __name__ == "__main__":
-  cli.run(main, datasets.DataError)
+  cli.run(main, datasets.DataError, checkpoints.CheckpointError)

@@ -1,0 +1,121 @@
+"""The candidate pool: complexity buckets, rank-weighted parents, winner with fallback (App. H).
+
+Pure host-side bookkeeping over `Candidate` records; no model, no data.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from lee_jax import expr as E
+
+BUCKET_EDGES = (5, 10, 20)  # complexity buckets [0,5) [5,10) [10,20) [20,inf)
+
+
+@dataclasses.dataclass(frozen=True)
+class Candidate:
+  node: E.Node  # fitted tree
+  ids: np.ndarray  # [L] token ids of the fitted tree (constants rounded to 9 tokens)
+  consts: np.ndarray  # [L] exact constant values at their start positions
+  r2_train: float
+  r2_val: float
+  complexity: int
+  score: float  # clip(r2_train, -1, 1) - alpha * complexity
+  origin: str  # 'init', 'iterative', 'refresh', 'gradient', 'cmaes', 'baseline'
+  iteration: int = 0  # search iteration that produced it
+
+  @property
+  def key(self) -> tuple[str, ...]:
+    """Identity in the pool: the prefix tokens (constants at 3 significant figures)."""
+    return tuple(E.to_prefix(self.node))
+
+
+def bucket(complexity: int) -> int:
+  return int(np.searchsorted(BUCKET_EDGES, complexity, side="right"))
+
+
+def rank_weights(n: int) -> np.ndarray:
+  """Parent probabilities by rank (0 = best): p_i proportional to 1/(i+1)."""
+  w = 1.0 / (np.arange(n) + 1.0)
+  return w / w.sum()
+
+
+class Pool:
+  """At most `size` candidates, at most ceil(size/4) per complexity bucket, best score first."""
+
+  def __init__(self, size: int):
+    if size < 1:
+      raise ValueError(f"pool size must be >= 1, got {size}")
+    self.size = size
+    self.per_bucket = math.ceil(size / 4)
+    self.entries: list[Candidate] = []
+
+  def __len__(self) -> int:
+    return len(self.entries)
+
+  def full(self) -> bool:
+    return len(self.entries) >= self.size
+
+  def worst_score(self) -> float:
+    return self.entries[-1].score if self.entries else -np.inf
+
+  def could_enter(self, best_possible_score: float) -> bool:
+    """False when a candidate scoring at most this cannot get into the pool."""
+    return not self.full() or best_possible_score > self.worst_score()
+
+  def merge(self, candidates: list[Candidate]) -> int:
+    """Add candidates, keep the best per bucket and overall; returns how many entered."""
+    seen = {c.key for c in self.entries}
+    fresh = []
+    for c in candidates:
+      if c.key not in seen and np.isfinite(c.score):
+        seen.add(c.key)
+        fresh.append(c)
+    ranked = sorted(self.entries + fresh, key=lambda c: (-c.score, c.complexity))
+    counts: dict[int, int] = {}
+    kept = []
+    for c in ranked:
+      b = bucket(c.complexity)
+      if counts.get(b, 0) < self.per_bucket and len(kept) < self.size:
+        counts[b] = counts.get(b, 0) + 1
+        kept.append(c)
+    entered = sum(1 for c in kept if any(c is f for f in fresh))
+    self.entries = kept
+    return entered
+
+  def parents(self, k: int, rng: np.random.Generator) -> list[Candidate]:
+    """k parents drawn (with replacement) with rank weights 1/(i+1)."""
+    if not self.entries:
+      return []
+    idx = rng.choice(len(self.entries), size=k, p=rank_weights(len(self.entries)))
+    return [self.entries[i] for i in idx]
+
+  def champion(self) -> Candidate | None:
+    return self.entries[0] if self.entries else None
+
+  def best_by_val(self) -> Candidate | None:
+    return best_by_val(self.entries)
+
+
+def best_by_val(candidates: list[Candidate]) -> Candidate | None:
+  """Highest validation R2; ties go to the higher search score."""
+  ok = [c for c in candidates if np.isfinite(c.r2_val)]
+  return max(ok, key=lambda c: (c.r2_val, c.score)) if ok else None
+
+
+def select_winner(pool: Pool, iterative_best: Candidate | None) -> Candidate | None:
+  """The round's answer: the pool's best by validation R2, with the safety fallback.
+
+  If that winner came from a gradient segment and is worse on validation than the best
+  iterative-only entry recorded before the gradient segments (iterative_best), revert to it.
+  """
+  winner = pool.best_by_val()
+  if (winner is not None and winner.origin == "gradient" and iterative_best is not None
+      and iterative_best.r2_val > winner.r2_val):
+    return iterative_best
+  if winner is None:
+    return iterative_best
+  return winner

@@ -1,0 +1,157 @@
+"""`LEERegressor`: the scikit-learn estimator API over the latent search (usable in SRBench).
+
+    from lee_jax import LEERegressor
+    est = LEERegressor(preset="fast").fit(X, y)
+    est.predict(X_new); est.sympy(); est.latex(); est.equations_
+
+fit() holds out `val_fraction` of the rows as the validation fold (round selection and the
+gradient fallback) and searches on the rest. The estimator stores only plain values (the
+model is loaded and compiled once per process and cached), so it clones and pickles.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+from lee_jax import configs
+from lee_jax import datasets
+from lee_jax import engine as engine_lib
+from lee_jax import expr as E
+from lee_jax import progress as progress_lib
+from lee_jax import score
+from lee_jax import search
+from lee_jax import trial as trial_lib
+
+
+class NotFittedError(ValueError, AttributeError):
+  """predict/sympy/latex before fit (same bases as sklearn's NotFittedError)."""
+
+
+class LEERegressor:
+  """Symbolic regression with LEE.
+
+  Args:
+    checkpoint: trained model directory (None: the one shipped with the package).
+    preset: 'paper' (Table 10) or 'fast' (a small budget for a 2-core CPU).
+    mode: 'combined', 'iterative', 'gradient', 'oneshot' or 'cmaes'.
+    rounds, iterations, workers, pool_size: override the preset when not None.
+    val_fraction: share of the rows held out for validation.
+    seed: split and search seed.
+    verbose: show search progress on stderr.
+  """
+
+  def __init__(self, checkpoint: str | None = None, preset: str = "fast", mode: str = "combined",
+               rounds: int | None = None, iterations: int | None = None,
+               workers: int | None = None, pool_size: int | None = None,
+               val_fraction: float = 0.2, seed: int = 0, verbose: bool = False):
+    self.checkpoint = checkpoint
+    self.preset = preset
+    self.mode = mode
+    self.rounds = rounds
+    self.iterations = iterations
+    self.workers = workers
+    self.pool_size = pool_size
+    self.val_fraction = val_fraction
+    self.seed = seed
+    self.verbose = verbose
+
+  # --- scikit-learn parameter protocol (no sklearn import needed) ----------------------------
+
+  @classmethod
+  def _param_names(cls) -> list[str]:
+    return [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+
+  def get_params(self, deep: bool = True) -> dict:
+    del deep  # no nested estimators
+    return {p: getattr(self, p) for p in self._param_names()}
+
+  def set_params(self, **params) -> "LEERegressor":
+    valid = self._param_names()
+    for k, v in params.items():
+      if k not in valid:
+        raise ValueError(f"invalid parameter {k!r} for LEERegressor; valid: {', '.join(valid)}")
+      setattr(self, k, v)
+    return self
+
+  def __repr__(self) -> str:
+    defaults = {p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()
+                if p.name != "self"}
+    changed = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items() if v != defaults[k])
+    return f"LEERegressor({changed})"
+
+  # --- fitting ----------------------------------------------------------------------------
+
+  def search_config(self) -> configs.SearchConfig:
+    overrides = {k: v for k, v in (("rounds", self.rounds), ("iterations", self.iterations),
+                                   ("workers", self.workers), ("pool_size", self.pool_size))
+                 if v is not None}
+    if self.mode not in configs.MODES:
+      raise ValueError(f"unknown mode {self.mode!r}; valid modes: {', '.join(configs.MODES)}")
+    return configs.get_search_config(self.preset, **overrides)
+
+  def fit(self, X, y) -> "LEERegressor":
+    names = getattr(X, "columns", None)
+    names = [str(c) for c in names] if names is not None else None
+    ds = datasets.from_arrays(X, y, names, name="LEERegressor.fit input")
+    cfg = self.search_config()
+    if not 0 < self.val_fraction < 1:
+      raise ValueError(f"val_fraction must be in (0, 1), got {self.val_fraction}")
+    perm = np.random.default_rng(self.seed).permutation(len(ds.y))
+    n_val = max(1, int(round(self.val_fraction * len(ds.y))))
+    val, train = perm[:n_val], np.sort(perm[n_val:])
+    data = search.SearchData(ds.X[train], ds.y[train], ds.X[val], ds.y[val])
+    engine, bundle = engine_lib.load(self.checkpoint, cfg.constrain)
+    bar = progress_lib.SearchProgress(cfg.rounds) if self.verbose else None
+    result = trial_lib.run_trial(engine, data, cfg, self.mode, self.seed,
+                                 progress=bar if cfg.workers <= 1 else None,
+                                 on_round=bar.round_done if bar and cfg.workers > 1 else None,
+                                 bundle=bundle)
+    if result.winner is None:
+      raise RuntimeError("no valid expression found; see failures_ for why "
+                         "(try more iterations or another checkpoint)")
+    self.feature_names_in_ = np.asarray(ds.feature_names, dtype=object)
+    self.n_features_in_ = ds.X.shape[1]
+    self.best_node_ = result.winner.node  # full-precision constants
+    self.best_prefix_ = " ".join(E.to_prefix(result.winner.node))
+    self.complexity_ = result.winner.complexity
+    self.equations_ = [
+        {"complexity": c.complexity, "r2_val": c.r2_val, "prefix": " ".join(E.to_prefix(c.node)),
+         "expression": str(trial_lib.sympy_of(c.node, ds.feature_names))}
+        for c in trial_lib.pareto_front(result.rounds)]
+    failures: dict[str, int] = {}
+    for r in result.rounds:
+      for k, v in r.failures.items():
+        failures[k] = failures.get(k, 0) + v
+    self.failures_ = failures
+    self.wall_time_ = result.wall_time
+    return self
+
+  # --- using the result -------------------------------------------------------------------
+
+  def _node(self) -> E.Node:
+    if not hasattr(self, "best_node_"):
+      raise NotFittedError("this LEERegressor is not fitted yet; call fit(X, y) first")
+    return self.best_node_
+
+  def predict(self, X) -> np.ndarray:
+    node = self._node()
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim == 1:
+      X = X[:, None]
+    if X.ndim != 2 or X.shape[1] != self.n_features_in_:
+      raise ValueError(f"X has shape {X.shape}; expected [n_rows, {self.n_features_in_}]")
+    return trial_lib.predict(node, X)
+
+  def score(self, X, y) -> float:
+    """R2 on (X, y), as sklearn regressors do."""
+    return score.r2(np.asarray(y, np.float64), self.predict(X))
+
+  def sympy(self):
+    """The best expression as a simplified SymPy expression over the feature names."""
+    return trial_lib.sympy_of(self._node(), list(self.feature_names_in_))
+
+  def latex(self) -> str:
+    import sympy
+    return sympy.latex(self.sympy())

@@ -1,0 +1,108 @@
+"""Candidate scoring: R2, the search score s(e), and batched R2 of many candidates at once.
+
+s(e) = clip(R2_train(e), -1, 1) - alpha * C(e)   (paper §3.5, App. H; alpha = 0.002).
+
+`batched_r2` scores a whole batch of candidates (different skeletons, fitted constants) on
+the train and validation rows in one jitted call of the JAX evaluator. Batch and row counts
+are padded to fixed buckets so a search compiles it a handful of times, not per call.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from lee_jax import evaluate
+from lee_jax import expr as E
+from lee_jax import vocab
+
+ROW_BUCKET = 512  # rows are padded to a multiple of this
+
+
+def r2(y: np.ndarray, y_hat: np.ndarray) -> float:
+  """Coefficient of determination in float64; -inf if y_hat has a non-finite entry."""
+  y, y_hat = np.asarray(y, np.float64), np.asarray(y_hat, np.float64)
+  if not np.all(np.isfinite(y_hat)):
+    return -np.inf
+  ss_tot = float(np.sum((y - y.mean()) ** 2))
+  ss_res = float(np.sum((y - y_hat) ** 2))
+  if ss_tot == 0.0:
+    return 1.0 if ss_res == 0.0 else -np.inf
+  return 1.0 - ss_res / ss_tot
+
+
+def search_score(r2_train: float, complexity: int, alpha: float) -> float:
+  return float(np.clip(r2_train, -1.0, 1.0)) - alpha * complexity
+
+
+def const_positions(ids: np.ndarray) -> list[int]:
+  """Positions in a BOS..EOS id sequence where a constant (sign token or C) starts, in order."""
+  out, skip = [], 0
+  for pos, i in enumerate(np.asarray(ids).tolist()):
+    if i == vocab.EOS:
+      break
+    if skip:
+      skip -= 1
+    elif i in (vocab.PLUS_ID, vocab.MINUS_ID):
+      out.append(pos)
+      skip = vocab.CONST_LEN - 1
+    elif i == vocab.C_ID:
+      out.append(pos)
+  return out
+
+
+def ids_and_consts(node: E.Node, max_len: int) -> tuple[np.ndarray, np.ndarray]:
+  """A fitted tree -> (ids [L], consts [L]) for the JAX evaluator at full constant precision.
+
+  The ids carry each constant rounded to its 9 tokens; consts holds the exact fitted value at
+  the position where that constant starts.
+  """
+  ids = E.to_ids(node, max_len)
+  consts = np.ones(max_len, np.float64)
+  consts[const_positions(ids)] = E.constants(node)
+  return ids, consts
+
+
+def _bucket(n: int, size: int) -> int:
+  return max(size, -(-n // size) * size)
+
+
+def pad_rows(X: np.ndarray, y: np.ndarray, n_features: int = vocab.MAX_VARIABLES):
+  """(X [N, k], y [N]) -> float32 (X [N', n_features], y [N'], mask [N']) with N' a bucket."""
+  n = len(y)
+  m = _bucket(n, ROW_BUCKET)
+  Xp = np.zeros((m, n_features), np.float32)
+  Xp[:n, :X.shape[1]] = X
+  yp = np.zeros(m, np.float32)
+  yp[:n] = y
+  return Xp, yp, np.arange(m) < n
+
+
+@jax.jit
+def _batched_r2(ids, consts, X, y, mask):
+  """ids/consts [B, L], X [N, D], y [N], mask [N] -> (r2 [B], all_finite [B])."""
+  y_hat, valid = evaluate.evaluate_jax(ids, consts, jnp.broadcast_to(X, (ids.shape[0],) + X.shape))
+  finite = jnp.all(jnp.isfinite(y_hat) | ~mask[None], axis=1) & valid
+  n = mask.sum()
+  y_mean = jnp.sum(jnp.where(mask, y, 0.0)) / n
+  ss_tot = jnp.sum(jnp.where(mask, (y - y_mean) ** 2, 0.0))
+  res = jnp.where(mask[None], (y[None] - jnp.where(finite[:, None], y_hat, 0.0)) ** 2, 0.0)
+  r2 = 1.0 - res.sum(axis=1) / jnp.maximum(ss_tot, 1e-30)
+  return jnp.where(finite, r2, -jnp.inf), finite
+
+
+def batched_r2(ids: np.ndarray, consts: np.ndarray, padded_rows) -> np.ndarray:
+  """R2 [B] (float64 array; -inf where non-finite or invalid) of B candidates on padded rows.
+
+  padded_rows: the output of pad_rows. B is padded to a power of two (>= 8).
+  """
+  b = len(ids)
+  bp = max(8, 1 << (b - 1).bit_length())
+  ids_p = np.zeros((bp, ids.shape[1]), np.int32)
+  ids_p[:b] = ids
+  consts_p = np.ones((bp, ids.shape[1]), np.float32)
+  with np.errstate(over="ignore"):  # a fitted constant beyond float32 -> inf -> scored -inf
+    consts_p[:b] = consts
+  r, _ = _batched_r2(ids_p, consts_p, *padded_rows)
+  return np.asarray(r, np.float64)[:b]

@@ -1,0 +1,310 @@
+"""One round of latent search (paper §3.5, App. H): pool init from z0, then a refinement mode.
+
+Modes:
+  oneshot    decode n_init candidates from z0 = f(pad, D) and stop.
+  iterative  batches of k parents drawn by rank; re-encode (parent, D) -> z; n_new children
+             each; scatter refresh every `refresh_every` batches.
+  gradient   Adam on z through g_eval from z0 (anchor z0); decode after each segment.
+  combined   iterative, plus a gradient segment from the champion's z every decode_period
+             iterations, with the validation-fold safety fallback.
+  cmaes      CMA-ES (the `cma` library) on z from z0, fitness R2 of the greedy decode,
+             population 24, as many decodes as the iterative mode makes (Table 3 baseline).
+
+A candidate's life: decoded ids -> parse -> constant fit (L-BFGS-B, fit rows) -> batched R2 on
+train/val rows -> complexity (SymPy, only if it could enter the pool) -> score -> pool.
+Every way that can fail is counted in `RoundResult.failures`; none raises.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import time
+from typing import Callable
+
+import jax
+import numpy as np
+
+from lee_jax import configs
+from lee_jax import engine as engine_lib
+from lee_jax import expr as E
+from lee_jax import fit
+from lee_jax import pool as pool_lib
+from lee_jax import score
+
+Progress = Callable[[int, int, int, float], None]  # (round, iteration, iterations, best score)
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchData:
+  """Training and validation folds (float64); the test fold never reaches the search."""
+  X_train: np.ndarray
+  y_train: np.ndarray
+  X_val: np.ndarray
+  y_val: np.ndarray
+
+  @property
+  def n_vars(self) -> int:
+    return self.X_train.shape[1]
+
+
+@dataclasses.dataclass
+class RoundResult:
+  round_index: int
+  seed: int
+  winner: pool_lib.Candidate | None  # None: no valid expression was found
+  pool: list[pool_lib.Candidate]
+  failures: dict[str, int]  # invalid, fit_nonfinite_start, fit_nonfinite_end, fit_error, nonfinite, ...
+  timings: dict[str, float]  # seconds in encode, decode, descend, fit, score, simplify, cmaes
+  candidates: int  # decoded sequences
+  unique: int  # distinct decoded sequences (each fitted once)
+  history: list[tuple[int, float, float]]  # (iteration, champion score, best train R2)
+  fallback_used: bool = False
+
+
+class _Timer:
+  def __init__(self):
+    self.seconds: dict[str, float] = collections.defaultdict(float)
+
+  def __call__(self, name: str):
+    timer = self
+
+    class _Ctx:
+      def __enter__(self):
+        self.t = time.perf_counter()
+
+      def __exit__(self, *exc):
+        timer.seconds[name] += time.perf_counter() - self.t
+
+    return _Ctx()
+
+
+def baseline_candidates(n_vars: int) -> list[E.Node]:
+  """c, and c1 * x_i + c2 for each variable: a floor every round can fall back on."""
+  c = lambda v: E.const(v)
+  out = [c(1.0)]
+  out += [E.op("add", E.op("mul", c(1.0), E.var(i)), c(0.0)) for i in range(n_vars)]
+  return out
+
+
+class Round:
+  """State of one round; `run()` executes it in the configured mode."""
+
+  def __init__(self, engine: engine_lib.Engine, data: SearchData, cfg: configs.SearchConfig,
+               mode: str, round_index: int, seed: int, progress: Progress | None = None):
+    if mode not in configs.MODES:
+      raise ValueError(f"unknown mode {mode!r}; valid modes: {', '.join(configs.MODES)}")
+    self.engine, self.data, self.cfg, self.mode = engine, data, cfg, mode
+    self.round_index, self.seed, self.progress = round_index, seed, progress
+    self.rng = np.random.default_rng(seed)
+    self.key = jax.random.key(seed)
+    self.max_iter = cfg.lbfgs_budget(round_index)
+    self.pool = pool_lib.Pool(cfg.pool_size)
+    self.failures: collections.Counter = collections.Counter()
+    self.timer = _Timer()
+    self.seen: dict[tuple[int, ...], pool_lib.Candidate | None] = {}
+    self.candidates = 0
+    self.history: list[tuple[int, float, float]] = []
+    self.iterative_best: pool_lib.Candidate | None = None
+    n = len(data.y_train)
+    fit_idx = self.rng.choice(n, min(cfg.fit_rows, n), replace=False)
+    self.fit_rows = (data.X_train[fit_idx], data.y_train[fit_idx])
+    score_idx = self.rng.choice(n, min(cfg.score_rows, n), replace=False)
+    self.train_rows = score.pad_rows(data.X_train[score_idx], data.y_train[score_idx])
+    self.val_rows = score.pad_rows(data.X_val, data.y_val)
+    self.refresh_scatter()
+
+  # --- device calls ------------------------------------------------------------------------
+
+  def _next_key(self) -> jax.Array:
+    self.key, sub = jax.random.split(self.key)
+    return sub
+
+  def refresh_scatter(self) -> None:
+    self.scatter = engine_lib.make_scatter(self.data.X_train, self.data.y_train,
+                                           self.cfg.n_scatter, self.engine.cfg.n_features, self.rng)
+    with self.timer("encode"):
+      self.z0 = self.engine.encode(None, self.scatter)[0]
+
+  def decode(self, z: np.ndarray, n_greedy: int) -> np.ndarray:
+    with self.timer("decode"):
+      ids = self.engine.decode(z, self._next_key(), self.cfg.temperature, n_greedy,
+                               self.data.n_vars)
+    self.candidates += len(ids)
+    return ids
+
+  def encode(self, candidates: list[pool_lib.Candidate]) -> np.ndarray:
+    with self.timer("encode"):
+      return self.engine.encode(np.stack([c.ids for c in candidates]), self.scatter)
+
+  # --- candidates --------------------------------------------------------------------------
+
+  def evaluate(self, ids: np.ndarray, origin: str, iteration: int) -> list[pool_lib.Candidate | None]:
+    """Decoded ids [B, L] -> one Candidate (or None on failure) per row, aligned."""
+    fitted: dict[tuple[int, ...], fit.FitResult] = {}
+    for row in ids:
+      key = tuple(int(t) for t in row)
+      if key in self.seen or key in fitted:
+        continue
+      try:
+        node = E.parse_ids(row)
+      except E.InvalidExpression:
+        self.failures["invalid"] += 1
+        self.seen[key] = None
+        continue
+      if E.variables_used(node) and max(E.variables_used(node)) >= self.data.n_vars:
+        self.failures["unknown_variable"] += 1
+        self.seen[key] = None
+        continue
+      with self.timer("fit"):
+        result = fit.fit_constants(node, *self.fit_rows, self.max_iter)
+      if not result.ok:
+        self.failures["fit_" + result.reason.split(":")[0]] += 1
+        self.seen[key] = None
+        continue
+      fitted[key] = result
+    self._score({k: r.node for k, r in fitted.items()}, origin, iteration)
+    return [self.seen.get(tuple(int(t) for t in row)) for row in ids]
+
+  def _score(self, nodes: dict[tuple, E.Node], origin: str, iteration: int) -> None:
+    """Batched R2 on train and val rows, then complexity and score; fills self.seen."""
+    rows = []
+    for key, node in nodes.items():
+      try:
+        rows.append((key, node, *score.ids_and_consts(node, self.engine.cfg.max_len)))
+      except ValueError:  # a fitted constant that no longer fits in max_len tokens
+        self.failures["too_long"] += 1
+        self.seen[key] = None
+    if not rows:
+      return
+    with self.timer("score"):
+      ids = np.stack([r[2] for r in rows])
+      consts = np.stack([r[3] for r in rows])
+      r2_train = score.batched_r2(ids, consts, self.train_rows)
+      r2_val = score.batched_r2(ids, consts, self.val_rows)
+    for (key, node, cids, cconsts), rt, rv in zip(rows, r2_train, r2_val):
+      if not np.isfinite(rt):
+        self.failures["nonfinite"] += 1
+        self.seen[key] = None
+        continue
+      if self.pool.could_enter(score.search_score(rt, 1, self.cfg.alpha)):
+        with self.timer("simplify"):
+          c = E.complexity(node)
+      else:  # cannot enter the pool whatever its complexity: skip SymPy
+        c = len(node)
+      self.seen[key] = pool_lib.Candidate(
+          node, cids, cconsts, float(rt), float(rv), int(c),
+          score.search_score(rt, c, self.cfg.alpha), origin, iteration)
+
+  def add(self, ids: np.ndarray, origin: str, iteration: int) -> list[pool_lib.Candidate | None]:
+    out = self.evaluate(ids, origin, iteration)
+    self.pool.merge([c for c in out if c is not None])
+    return out
+
+  def record(self, iteration: int) -> None:
+    champ = self.pool.champion()
+    best = max((c.r2_train for c in self.pool.entries), default=-np.inf)
+    self.history.append((iteration, champ.score if champ else -np.inf, best))
+    if self.progress:
+      self.progress(self.round_index, iteration, self.cfg.iterations,
+                    champ.score if champ else -np.inf)
+
+  # --- modes ------------------------------------------------------------------------------
+
+  def init_pool(self) -> None:
+    z = np.repeat(self.z0[None], self.cfg.n_init, axis=0)
+    self.add(self.decode(z, n_greedy=1), "init", 0)
+    if self.cfg.baselines:
+      fitted = {}
+      for i, n in enumerate(baseline_candidates(self.data.n_vars)):
+        with self.timer("fit"):
+          r = fit.fit_constants(n, *self.fit_rows, self.max_iter)
+        if r.ok:
+          fitted[("baseline", i)] = r.node
+      self._score(fitted, "baseline", 0)
+      # Baselines are not decodes: keep them out of the decoded-sequence cache.
+      self.pool.merge([c for c in (self.seen.pop(k) for k in fitted) if c is not None])
+    self.record(0)
+
+  def gradient_segment(self, z: np.ndarray, anchor: np.ndarray, iteration: int) -> np.ndarray:
+    with self.timer("descend"):
+      z, _ = self.engine.descend(z, anchor, self.scatter, self.cfg.n_grad, self.cfg.grad_lr,
+                                 self.cfg.prox)
+    self.add(self.decode(np.repeat(z[None], self.cfg.n_new, axis=0), n_greedy=1), "gradient",
+             iteration)
+    return z
+
+  def run_iterative(self, with_gradient: bool) -> None:
+    cfg = self.cfg
+    iteration, batch = 0, 0
+    while iteration < cfg.iterations and len(self.pool):
+      parents = self.pool.parents(min(cfg.parents, cfg.iterations - iteration), self.rng)
+      z = np.repeat(self.encode(parents), cfg.n_new, axis=0)
+      before = iteration
+      iteration += len(parents)
+      batch += 1
+      self.add(self.decode(z, n_greedy=0), "iterative", iteration)
+      if batch % cfg.refresh_every == 0:
+        self.refresh_scatter()
+        z0 = np.repeat(self.z0[None], cfg.n_refresh, axis=0)
+        if cfg.n_refresh:
+          self.add(self.decode(z0, n_greedy=0), "refresh", iteration)
+      if with_gradient and iteration // cfg.decode_period > before // cfg.decode_period:
+        self.note_iterative_best()
+        z_star = self.encode([self.pool.champion()])[0]
+        self.gradient_segment(z_star, z_star, iteration)
+      self.record(iteration)
+
+  def note_iterative_best(self) -> None:
+    pool_iter = [c for c in self.pool.entries if c.origin != "gradient"]
+    self.iterative_best = pool_lib.best_by_val(pool_iter + ([self.iterative_best] if self.iterative_best else []))
+
+  def run_gradient(self) -> None:
+    z = self.z0
+    segments = max(1, self.cfg.iterations // self.cfg.decode_period)
+    for s in range(segments):
+      z = self.gradient_segment(z, self.z0, (s + 1) * self.cfg.decode_period)
+      self.record((s + 1) * self.cfg.decode_period)
+
+  def run_cmaes(self) -> None:
+    import cma  # only this mode needs it
+
+    cfg = self.cfg
+    budget = cfg.decode_budget() - cfg.n_init
+    es = cma.CMAEvolutionStrategy(self.z0.astype(np.float64), cfg.cmaes_sigma, {
+        "popsize": cfg.cmaes_popsize, "seed": self.seed % (2**31 - 2) + 1, "verbose": -9,
+        "CMA_diagonal": self.z0.size > 64})
+    used = 0
+    while used < budget:
+      with self.timer("cmaes"):
+        zs = es.ask()
+      ids = self.decode(np.asarray(zs, np.float32), n_greedy=len(zs))
+      used += len(zs)
+      cands = self.add(ids, "cmaes", used)
+      # CMA-ES minimises: 1 - clipped R2; failures rank below every valid decode.
+      fitness = [1.0 - float(np.clip(c.r2_train, -1, 1)) if c else 3.0 for c in cands]
+      with self.timer("cmaes"):
+        es.tell(zs, fitness)
+      self.record(min(cfg.iterations, cfg.iterations * used // max(budget, 1)))
+
+  def run(self) -> RoundResult:
+    self.init_pool()
+    if self.mode in ("iterative", "combined"):
+      self.run_iterative(with_gradient=self.mode == "combined")
+    elif self.mode == "gradient":
+      self.run_gradient()
+    elif self.mode == "cmaes":
+      self.run_cmaes()
+    if self.mode == "combined":
+      self.note_iterative_best()
+    winner = pool_lib.select_winner(self.pool, self.iterative_best)
+    fallback = (winner is not None and self.pool.best_by_val() is not None
+                and winner is not self.pool.best_by_val())
+    return RoundResult(self.round_index, self.seed, winner, list(self.pool.entries),
+                       dict(self.failures), dict(self.timer.seconds), self.candidates, len(self.seen),
+                       self.history, fallback)
+
+
+def run_round(engine: engine_lib.Engine, data: SearchData, cfg: configs.SearchConfig, mode: str,
+              round_index: int, seed: int, progress: Progress | None = None) -> RoundResult:
+  return Round(engine, data, cfg, mode, round_index, seed, progress).run()

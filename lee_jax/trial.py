@@ -1,0 +1,167 @@
+"""One trial: R rounds of search (concurrently in worker processes), winner by validation R2.
+
+Round r of a trial with seed s uses seed s + r (the trial seeds themselves follow App. H,
+s_t = s_base + 1000 t, in the callers). With cfg.workers > 1 the rounds run in a pool of
+spawned processes that each build their own Engine from the model's arrays and share the
+one accelerator (no memory preallocation, so several fit on it).
+"""
+
+from __future__ import annotations
+
+import collections
+import concurrent.futures
+import dataclasses
+import multiprocessing
+import os
+import time
+from typing import Any, Callable
+
+import numpy as np
+import sympy
+
+from lee_jax import configs
+from lee_jax import engine as engine_lib
+from lee_jax import evaluate
+from lee_jax import expr as E
+from lee_jax import pool as pool_lib
+from lee_jax import score
+from lee_jax import search
+
+
+@dataclasses.dataclass
+class TrialResult:
+  winner: pool_lib.Candidate | None
+  winner_round: int | None
+  rounds: list[search.RoundResult]
+  wall_time: float
+
+
+# --- worker processes ------------------------------------------------------------------------
+
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(bundle: dict, constrain: bool) -> None:
+  _WORKER["engine"] = engine_lib.Engine(engine_lib.from_bundle(bundle), constrain)
+
+
+def _worker_round(data, cfg, mode, round_index, seed) -> search.RoundResult:
+  return search.run_round(_WORKER["engine"], data, cfg, mode, round_index, seed)
+
+
+def run_trial(engine: engine_lib.Engine, data: search.SearchData, cfg: configs.SearchConfig,
+              mode: str, seed: int, progress: search.Progress | None = None,
+              on_round: Callable[[search.RoundResult], None] | None = None,
+              bundle: dict | None = None) -> TrialResult:
+  """R rounds; in-process when cfg.workers == 1, else in cfg.workers processes (needs bundle)."""
+  t0 = time.perf_counter()
+  seeds = [seed + r for r in range(cfg.rounds)]
+  results: list[search.RoundResult] = []
+  if cfg.workers <= 1 or cfg.rounds == 1:
+    for r, s in enumerate(seeds):
+      results.append(search.run_round(engine, data, cfg, mode, r, s, progress))
+      if on_round:
+        on_round(results[-1])
+  else:
+    if bundle is None:
+      raise ValueError("running rounds in worker processes needs the model bundle")
+    # Every process would otherwise grab most of the accelerator's memory up front.
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    ctx = multiprocessing.get_context("spawn")  # fork after JAX has started is unsafe
+    with concurrent.futures.ProcessPoolExecutor(min(cfg.workers, cfg.rounds), mp_context=ctx,
+                                                initializer=_init_worker,
+                                                initargs=(bundle, engine.constrain)) as ex:
+      futures = [ex.submit(_worker_round, data, cfg, mode, r, s) for r, s in enumerate(seeds)]
+      for f in concurrent.futures.as_completed(futures):
+        results.append(f.result())
+        if on_round:
+          on_round(results[-1])
+    results.sort(key=lambda r: r.round_index)
+  best = pool_lib.best_by_val([r.winner for r in results if r.winner is not None])
+  winner_round = next((r.round_index for r in results if r.winner is best), None) if best else None
+  return TrialResult(best, winner_round, results, time.perf_counter() - t0)
+
+
+# --- reporting -----------------------------------------------------------------------------
+
+def predict(node: E.Node, X: np.ndarray) -> np.ndarray:
+  return evaluate.evaluate_numpy(node, np.asarray(X, np.float64))
+
+
+def pareto_front(rounds: list[search.RoundResult]) -> list[pool_lib.Candidate]:
+  """Across every round's final pool: the best validation R2 at each complexity, keeping only
+  complexities that improve on every simpler one (PySR's equation table)."""
+  by_c: dict[int, pool_lib.Candidate] = {}
+  for r in rounds:
+    for c in r.pool:
+      if np.isfinite(c.r2_val) and (c.complexity not in by_c or c.r2_val > by_c[c.complexity].r2_val):
+        by_c[c.complexity] = c
+  front, best = [], -np.inf
+  for c in sorted(by_c):
+    if by_c[c].r2_val > best:
+      front.append(by_c[c])
+      best = by_c[c].r2_val
+  return front
+
+
+def sympy_of(node: E.Node, names) -> sympy.Expr:
+  """The simplified SymPy form with constants at 4 significant figures, over column names."""
+  expr = E.simplify(E.to_sympy(node, names))
+  return expr.xreplace({f: sympy.Float(f, 4) for f in expr.atoms(sympy.Float)})
+
+
+def report(result: TrialResult, X_test: np.ndarray, y_test: np.ndarray, data: search.SearchData,
+           names, extra: dict | None = None) -> dict:
+  """A JSON-ready summary of a trial (float64 R2 on every fold for the winner)."""
+  failures: collections.Counter = collections.Counter()
+  timings: collections.Counter = collections.Counter()
+  for r in result.rounds:
+    failures.update(r.failures)
+    timings.update(r.timings)
+  out: dict[str, Any] = dict(extra or {})
+  out.update({
+      "found": result.winner is not None,
+      "wall_time_s": round(result.wall_time, 3),
+      "winner_round": result.winner_round,
+      "candidates": sum(r.candidates for r in result.rounds),
+      "unique_candidates": sum(r.unique for r in result.rounds),
+      "failures": dict(failures),
+      "timings_s": {k: round(v, 3) for k, v in sorted(timings.items())},
+  })
+  if result.winner is not None:
+    w = result.winner
+    expr = sympy_of(w.node, names)
+    out.update({
+        "expression": str(expr),
+        "latex": sympy.latex(expr),
+        "prefix": " ".join(E.to_prefix(w.node)),
+        "complexity": w.complexity,
+        "r2_train": score.r2(data.y_train, predict(w.node, data.X_train)),
+        "r2_val": score.r2(data.y_val, predict(w.node, data.X_val)),
+        "r2_test": score.r2(y_test, predict(w.node, X_test)),
+        "origin": w.origin,
+    })
+  out["rounds"] = [{
+      "round": r.round_index, "seed": r.seed, "candidates": r.candidates,
+      "r2_val": r.winner.r2_val if r.winner else None,
+      "expression": str(E.to_sympy(r.winner.node, names)) if r.winner else None,
+      "complexity": r.winner.complexity if r.winner else None,
+      "fallback_used": r.fallback_used, "failures": r.failures,
+      "history": [list(h) for h in r.history],
+  } for r in result.rounds]
+  out["equations"] = [{"complexity": c.complexity, "r2_val": c.r2_val,
+                       "expression": str(E.to_sympy(c.node, names))}
+                      for c in pareto_front(result.rounds)]
+  return _json_safe(out)
+
+
+def _json_safe(x):
+  if isinstance(x, dict):
+    return {k: _json_safe(v) for k, v in x.items()}
+  if isinstance(x, (list, tuple)):
+    return [_json_safe(v) for v in x]
+  if isinstance(x, (float, np.floating)):
+    return float(x) if np.isfinite(x) else None
+  if isinstance(x, np.integer):
+    return int(x)
+  return x
