@@ -137,7 +137,7 @@ class Engine:
 
 def to_bundle(model: model_lib.LEE) -> dict[str, Any]:
   """{'config': ModelConfig fields, 'params': nested dict of NumPy arrays}; picklable."""
-  params = nnx.state(model, nnx.Param).to_pure_dict()
+  params = nnx.to_pure_dict(nnx.state(model, nnx.Param))
   return {"config": dataclasses.asdict(model.cfg), "params": jax.tree.map(np.asarray, params)}
 
 

@@ -106,6 +106,9 @@ def main(argv):
     raise datasets.DataError(f"--trials must be >= 1, got {_TRIALS.value}")
   out_path = check_out_path()
   print(datasets.describe(ds))
+  first = datasets.split(ds.X, ds.y, seed=_SEED.value, noise=_NOISE.value)
+  print(f"split (seed {_SEED.value}, noise {_NOISE.value}): train {len(first.y_train)}, "
+        f"val {len(first.y_val)}, test {len(first.y_test)} rows; noise sigma {first.noise_sigma:.4g}")
   if _CHECKPOINT.value is None and not checkpoints.shipped_dir().is_dir():
     print(f"no trained checkpoint is shipped with this build yet ({checkpoints.shipped_dir()} "
           "is missing), so no search runs; train one (`python -m lee_jax.train --phase=all`) "
@@ -116,9 +119,7 @@ def main(argv):
   for t in range(_TRIALS.value):
     seed = _SEED.value + 1000 * t
     parts = datasets.split(ds.X, ds.y, seed=seed, noise=_NOISE.value)
-    print(f"trial {t + 1}/{_TRIALS.value} (seed {seed}, noise {_NOISE.value}): train "
-          f"{len(parts.y_train)}, val {len(parts.y_val)}, test {len(parts.y_test)} rows; "
-          f"preset {_PRESET.value}, mode {_MODE.value}, {cfg.rounds} rounds x {cfg.iterations} "
+    print(f"trial {t + 1}/{_TRIALS.value} (seed {seed}): preset {_PRESET.value}, mode {_MODE.value}, {cfg.rounds} rounds x {cfg.iterations} "
           f"iterations, {cfg.workers} worker(s)", flush=True)
     data = search.SearchData(parts.X_train, parts.y_train, parts.X_val, parts.y_val)
     bar = None if _QUIET.value else progress_lib.SearchProgress(cfg.rounds)

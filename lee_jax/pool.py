@@ -38,8 +38,12 @@ def bucket(complexity: int) -> int:
 
 
 def rank_weights(n: int) -> np.ndarray:
-  """Parent probabilities by rank (0 = best): p_i proportional to 1/(i+1)."""
-  w = 1.0 / (np.arange(n) + 1.0)
+  """Parent probabilities, best first: p_i proportional to 1/(i+1) for ranks i = 1, 2, ...
+
+  1-based ranks are the reading under which App. H's two statements agree ("p_i ~ 1/(i+1)"
+  and "rank-1 is twice as likely as rank-3": 1/2 vs 1/4).
+  """
+  w = 1.0 / (np.arange(n) + 2.0)
   return w / w.sum()
 
 

@@ -37,3 +37,41 @@ def test_bad_input_is_one_line_and_exit_2(args, needle):
   r = _infer(*args)
   assert r.returncode == 2
   assert r.stderr.count("\n") == 1 and needle in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.fixture(scope="module")
+def ckpt(tmp_path_factory):
+  import helpers
+  return str(helpers.export_tiny(tmp_path_factory.mktemp("tiny") / "export"))
+
+
+def test_search_with_a_checkpoint_prints_the_answer_and_writes_json(ckpt, tmp_path):
+  import json
+  out = tmp_path / "r.json"
+  r = _infer("--dataset", "strogatz_shearflow1", "--checkpoint", ckpt, "--rounds", "1",
+             "--iters", "5", "--trials", "2", "--out", str(out))
+  assert r.returncode == 0, r.stderr
+  assert "best expression:" in r.stdout and "latex:" in r.stdout and "R2 train" in r.stdout
+  assert "mean test R2 over 2 trial(s)" in r.stdout
+  assert "round 1/1" in r.stderr  # progress
+  res = json.loads(out.read_text())
+  assert res["dataset"] == "strogatz_shearflow1" and [t["seed"] for t in res["trials"]] == [0, 1000]
+  t = res["trials"][0]
+  assert t["found"] and -1e9 < t["r2_test"] <= 1 and t["complexity"] >= 1
+  assert {"fit", "decode", "score"} <= set(t["timings_s"]) and "failures" in t
+  # An existing result is never overwritten by accident.
+  again = _infer("--dataset", "strogatz_shearflow1", "--checkpoint", ckpt, "--out", str(out))
+  assert again.returncode == 2 and "--overwrite" in again.stderr
+  assert json.loads(out.read_text()) == res
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--checkpoint", "/nonexistent/dir"], "no checkpoint directory"),
+    (["--preset", "huge"], "preset"),
+    (["--mode", "beam"], "mode"),
+    (["--rounds", "0"], "rounds must be >= 1"),
+])
+def test_bad_search_flags_are_one_line_and_exit_2(args, needle):
+  r = _infer("--dataset", "strogatz_lv1", *args)
+  assert r.returncode == 2, r.stderr
+  assert r.stderr.count("\n") == 1 and needle in r.stderr and "Traceback" not in r.stderr

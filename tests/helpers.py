@@ -1,0 +1,32 @@
+"""Shared test fixtures' building blocks: a random tiny model and a small search budget."""
+
+import dataclasses
+
+import numpy as np
+from flax import nnx
+
+from lee_jax import checkpoints
+from lee_jax import configs
+from lee_jax import model as model_lib
+
+TINY = configs.get_model_config("tiny", dtype="float32")
+# A search small enough for CPU tests that still runs every code path.
+SMALL_SEARCH = configs.get_search_config(
+    "fast", rounds=1, iterations=10, n_init=8, parents=5, refresh_every=1, decode_period=5,
+    fit_rows=200, score_rows=200, lbfgs_first=30, lbfgs_last=30, cmaes_popsize=8)
+
+
+def tiny_model(seed: int = 0) -> model_lib.LEE:
+  return model_lib.LEE(TINY, rngs=nnx.Rngs(seed))
+
+
+def export_tiny(directory, seed: int = 0):
+  m = tiny_model(seed)
+  return checkpoints.export_params(directory, nnx.state(m, nnx.Param),
+                                   {"model": "tiny", "model_config": dataclasses.asdict(TINY)})
+
+
+def toy_data(n: int = 300, seed: int = 0):
+  rng = np.random.default_rng(seed)
+  X = rng.uniform(-3, 3, (n, 2))
+  return X, 2.0 * X[:, 0] + np.sin(X[:, 1])

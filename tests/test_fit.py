@@ -1,0 +1,65 @@
+import numpy as np
+import pytest
+
+from lee_jax import evaluate
+from lee_jax import expr as E
+from lee_jax import fit
+
+
+def _tree(text, n=2):
+  return E.from_sympy(E.parse_formula(text, [f"x{i}" for i in range(n)]))
+
+
+@pytest.mark.parametrize("truth,start", [
+    ("2.5*sin(1.3*x0) + 0.7", "1.0*sin(1.0*x0) + 1.0"),
+    ("exp(-0.5*x0) * 3.0 + x1", "exp(-1.0*x0) * 1.0 + x1"),
+    ("1.7*x0**2/(x1**2 + 2.2)", "1.0*x0**2/(x1**2 + 1.0)"),
+])
+def test_lbfgsb_recovers_the_constants_of_a_known_skeleton(truth, start):
+  rng = np.random.default_rng(0)
+  X = rng.uniform(-2, 2, (300, 2))
+  y = evaluate.evaluate_numpy(_tree(truth), X)
+  res = fit.fit_constants(_tree(start), X, y, max_iter=300)
+  assert res.ok and res.nmse < 1e-10
+  np.testing.assert_allclose(evaluate.evaluate_numpy(res.node, X), y, rtol=1e-5, atol=1e-6)
+
+
+def test_lbfgsb_recovers_each_constant():
+  skeleton = E.from_prefix("add mul C sin mul C x0 C".split())  # c1*sin(c2*x0) + c3
+  X = np.random.default_rng(0).uniform(-2, 2, (300, 1))
+  y = 2.5 * np.sin(1.3 * X[:, 0]) + 0.7
+  res = fit.fit_constants(E.with_constants(skeleton, [2.0, 1.1, 0.0]), X, y, max_iter=300)
+  assert res.ok and res.iterations > 0
+  np.testing.assert_allclose(res.values, [2.5, 1.3, 0.7], rtol=1e-6)
+
+
+def test_jacobian_matches_finite_differences():
+  node = _tree("1.5*log(x0**2 + 0.3) / (2.0 + cos(0.8*x1)) - 0.4*sqrt(x0**2 + 1.1)")
+  X = np.random.default_rng(1).uniform(-3, 3, (50, 2))
+  c = np.asarray(E.constants(node))
+  _, jac = fit.value_and_jacobian(node, X, c)
+  for i in range(len(c)):
+    d = np.zeros_like(c); d[i] = 1e-6
+    fd = (fit.value_and_jacobian(node, X, c + d)[0] - fit.value_and_jacobian(node, X, c - d)[0]) / 2e-6
+    np.testing.assert_allclose(jac[:, i], fd, rtol=1e-5, atol=1e-6)
+
+
+def test_value_matches_the_numpy_evaluator():
+  node = _tree("tanh(0.3*x0) * abs(x1) ** 3 - tan(0.1*x1)")
+  X = np.random.default_rng(2).uniform(-3, 3, (40, 2))
+  v, _ = fit.value_and_jacobian(node, X, np.asarray(E.constants(node)))
+  np.testing.assert_allclose(v, evaluate.evaluate_numpy(node, X))
+
+
+def test_failures_are_results_not_exceptions():
+  X = np.random.default_rng(3).uniform(1, 5, (100, 1))
+  y = X[:, 0] * 2
+  # log of a negative everywhere: non-finite from the start.
+  bad = fit.fit_constants(_tree("log(-1.0*x0 - 3.0)", 1), X, y, 100)
+  assert not bad.ok and bad.reason == "nonfinite_start" and bad.nmse == np.inf
+  # exp(c * x) with a start that overflows part of the way: no exception, no NaN result.
+  res = fit.fit_constants(_tree("exp(150.0*x0) + 1.0", 1), X, y, 100)
+  assert not res.ok or np.isfinite(res.nmse)
+  # No constants: evaluated, nothing to fit.
+  flat = fit.fit_constants(_tree("x0 + x0", 1), X, y, 100)
+  assert flat.ok and flat.iterations == 0 and flat.nmse < 1e-20

@@ -1,0 +1,66 @@
+import numpy as np
+
+from lee_jax import expr as E
+from lee_jax import pool as P
+
+
+def cand(i, score, complexity, r2_val=None, origin="iterative"):
+  node = E.op("add", E.var(0), E.const(float(i)))
+  return P.Candidate(node, np.zeros(4, np.int32), np.ones(4), score, score if r2_val is None else r2_val,
+                     complexity, score, origin)
+
+
+def test_buckets_follow_the_paper_edges():
+  assert [P.bucket(c) for c in (0, 4, 5, 9, 10, 19, 20, 99)] == [0, 0, 1, 1, 2, 2, 3, 3]
+
+
+def test_pool_caps_each_bucket_at_a_quarter_and_keeps_the_best():
+  pool = P.Pool(16)
+  # 10 excellent simple candidates, a few worse ones in other buckets.
+  pool.merge([cand(i, 0.99 - i * 1e-3, 3) for i in range(10)])
+  pool.merge([cand(100 + i, 0.5 - i * 1e-3, 7) for i in range(6)])
+  pool.merge([cand(200 + i, 0.4, 25) for i in range(2)])
+  counts = {}
+  for c in pool.entries:
+    counts[P.bucket(c.complexity)] = counts.get(P.bucket(c.complexity), 0) + 1
+  assert counts == {0: 4, 1: 4, 3: 2}
+  assert [c.score for c in pool.entries[:4]] == [0.99, 0.989, 0.988, 0.987]
+  assert pool.entries == sorted(pool.entries, key=lambda c: -c.score)
+
+
+def test_pool_size_limit_duplicates_and_nonfinite_scores():
+  pool = P.Pool(4)  # one per bucket
+  assert pool.merge([cand(1, 0.9, 2), cand(1, 0.9, 2), cand(2, -np.inf, 6)]) == 1
+  assert len(pool) == 1
+  pool.merge([cand(3, 0.8, 6), cand(4, 0.7, 12), cand(5, 0.6, 30), cand(6, 0.95, 1)])
+  assert len(pool) == 4 and pool.full()
+  assert pool.champion().score == 0.95
+  assert not pool.could_enter(0.5) and pool.could_enter(0.65)
+
+
+def test_rank_weights_are_one_over_rank_plus_one():
+  w = P.rank_weights(4)
+  np.testing.assert_allclose(w, np.array([1 / 2, 1 / 3, 1 / 4, 1 / 5]) / (77 / 60))
+  assert np.isclose(w[0] / w[2], 2.0)  # App. H: rank 1 is twice as likely as rank 3
+  pool = P.Pool(16)
+  pool.merge([cand(i, 1.0 - 0.01 * i, 5 * (i % 4)) for i in range(4)])
+  picks = pool.parents(20000, np.random.default_rng(0))
+  freq = np.bincount([pool.entries.index(p) for p in picks], minlength=4) / 20000
+  np.testing.assert_allclose(freq, w, atol=0.01)
+
+
+def test_fallback_reverts_when_the_gradient_winner_is_worse_on_validation():
+  pool = P.Pool(16)
+  grad = cand(1, 0.95, 5, r2_val=0.80, origin="gradient")
+  pool.merge([grad, cand(2, 0.90, 6, r2_val=0.70)])
+  earlier = cand(3, 0.85, 7, r2_val=0.90)  # the iterative best, since evicted
+  assert P.select_winner(pool, earlier) is earlier
+  assert P.select_winner(pool, cand(4, 0.8, 7, r2_val=0.75)) is grad
+  assert P.select_winner(pool, None) is grad
+
+
+def test_no_fallback_for_iterative_winners():
+  pool = P.Pool(16)
+  it = cand(1, 0.95, 5, r2_val=0.80)
+  pool.merge([it])
+  assert P.select_winner(pool, cand(2, 0.5, 5, r2_val=0.9)) is it

@@ -1,0 +1,68 @@
+import pickle
+
+import numpy as np
+import pytest
+
+from lee_jax import LEERegressor
+from lee_jax import checkpoints
+from lee_jax import datasets
+from lee_jax import regressor
+
+import helpers
+
+
+@pytest.fixture(scope="module")
+def ckpt(tmp_path_factory):
+  return str(helpers.export_tiny(tmp_path_factory.mktemp("tiny") / "export"))
+
+
+@pytest.fixture(scope="module")
+def fitted(ckpt):
+  X, y = helpers.toy_data()
+  return LEERegressor(checkpoint=ckpt, rounds=1, iterations=5, seed=3).fit(X, y), X, y
+
+
+def test_fit_predict_and_views(fitted):
+  est, X, y = fitted
+  pred = est.predict(X)
+  assert pred.shape == y.shape and np.all(np.isfinite(pred))
+  assert est.score(X, y) > 0.5  # the linear baseline alone explains most of 2*x0 + sin(x1)
+  assert est.n_features_in_ == 2 and list(est.feature_names_in_) == ["x0", "x1"]
+  assert est.complexity_ >= 1 and est.equations_
+  assert "x" in str(est.sympy()) and isinstance(est.latex(), str)
+
+
+def test_clone_and_pickle_round_trip(fitted):
+  sklearn_base = pytest.importorskip("sklearn.base")
+  est, X, _ = fitted
+  c = sklearn_base.clone(est)
+  assert c.get_params() == est.get_params() and not hasattr(c, "best_node_")
+  again = pickle.loads(pickle.dumps(est))
+  np.testing.assert_array_equal(again.predict(X), est.predict(X))
+  assert str(again.sympy()) == str(est.sympy())
+
+
+def test_params_protocol_without_sklearn():
+  est = LEERegressor(preset="paper", seed=4)
+  assert est.get_params()["preset"] == "paper" and est.get_params()["seed"] == 4
+  assert est.set_params(mode="iterative", rounds=2) is est and est.mode == "iterative"
+  assert repr(est) == "LEERegressor(preset='paper', mode='iterative', rounds=2, seed=4)"
+  with pytest.raises(ValueError, match="invalid parameter"):
+    est.set_params(bogus=1)
+
+
+def test_unfitted_and_bad_input_errors(ckpt):
+  with pytest.raises(regressor.NotFittedError):
+    LEERegressor().predict(np.zeros((3, 2)))
+  est = LEERegressor(checkpoint=ckpt, rounds=1, iterations=1)
+  X, y = helpers.toy_data(50)
+  bad = X.copy(); bad[3, 1] = np.nan
+  for args, msg in [((bad, y), "NaN or inf"), ((np.zeros((50, 11)), y), "select at most 10"),
+                    ((X[:5], y[:5]), "at least 10"), ((X, np.ones(50)), "constant"),
+                    ((X, y[:40]), "shapes"), ((np.array([["a", "b"]] * 50), y), "numeric")]:
+    with pytest.raises(datasets.DataError, match=msg):
+      est.fit(*args)
+  with pytest.raises(ValueError, match="unknown mode"):
+    LEERegressor(checkpoint=ckpt, mode="beam").fit(X, y)
+  with pytest.raises(checkpoints.CheckpointError, match="no checkpoint directory"):
+    LEERegressor(checkpoint="/nonexistent/ckpt").fit(X, y)

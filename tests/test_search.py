@@ -1,0 +1,121 @@
+import dataclasses
+
+import numpy as np
+import pytest
+
+from lee_jax import configs
+from lee_jax import engine as engine_lib
+from lee_jax import expr as E
+from lee_jax import search
+from lee_jax import trial
+from lee_jax import vocab
+
+import helpers
+
+
+@pytest.fixture(scope="module")
+def eng():
+  return engine_lib.Engine(helpers.tiny_model())
+
+
+@pytest.fixture(scope="module")
+def data():
+  X, y = helpers.toy_data()
+  return search.SearchData(X[:200], y[:200], X[200:], y[200:])
+
+
+def _check_winner(res: search.RoundResult, data):
+  w = res.winner
+  assert w is not None
+  node = E.from_prefix(E.to_prefix(w.node))  # a well-formed expression
+  assert max(E.variables_used(node), default=0) < data.n_vars
+  pred = trial.predict(w.node, data.X_val)
+  assert np.all(np.isfinite(pred)) and np.isfinite(w.r2_val) and np.isfinite(w.score)
+  assert w.complexity >= 1
+
+
+@pytest.mark.parametrize("mode", configs.MODES)
+def test_every_mode_returns_a_valid_finite_expression(eng, data, mode):
+  res = search.run_round(eng, data, helpers.SMALL_SEARCH, mode, 0, seed=1)
+  _check_winner(res, data)
+  assert res.candidates >= helpers.SMALL_SEARCH.n_init
+  assert len(res.pool) <= helpers.SMALL_SEARCH.pool_size
+  if mode == "cmaes":  # matched decode budget
+    assert res.candidates >= helpers.SMALL_SEARCH.decode_budget()
+  if mode in ("gradient", "combined"):
+    assert res.timings.get("descend", 0) > 0
+  if mode == "oneshot":
+    assert res.candidates == helpers.SMALL_SEARCH.n_init
+
+
+def test_same_seed_same_result_and_no_recompilation(eng, data):
+  a = search.run_round(eng, data, helpers.SMALL_SEARCH, "combined", 0, seed=7)
+  traces = dict(eng.traces)
+  b = search.run_round(eng, data, helpers.SMALL_SEARCH, "combined", 0, seed=7)
+  assert eng.traces == traces  # a second round compiles nothing new
+  assert E.to_prefix(a.winner.node) == E.to_prefix(b.winner.node)
+  assert a.winner.r2_val == b.winner.r2_val and a.candidates == b.candidates
+  assert [E.to_prefix(c.node) for c in a.pool] == [E.to_prefix(c.node) for c in b.pool]
+
+
+def test_history_tracks_the_champion(eng, data):
+  res = search.run_round(eng, data, helpers.SMALL_SEARCH, "iterative", 0, seed=3)
+  its = [h[0] for h in res.history]
+  assert its[0] == 0 and its[-1] == helpers.SMALL_SEARCH.iterations and its == sorted(its)
+  best = [h[2] for h in res.history]
+  assert all(b >= a - 1e-12 for a, b in zip(best, best[1:]))  # the pool never loses its best fit
+
+
+@pytest.fixture(scope="module")
+def eos_engine():
+  """A decoder that only ever emits EOS, decoded without the grammar constraint."""
+  model = helpers.tiny_model()
+  bias = model.expr_decoder.head.bias
+  bias[...] = bias[...].at[vocab.EOS].set(1e4)
+  return engine_lib.Engine(model, constrain=False)
+
+
+def test_a_decoder_emitting_only_eos_is_counted_not_fatal(eos_engine, data):
+  res = search.run_round(eos_engine, data, helpers.SMALL_SEARCH, "combined", 0, seed=0)
+  assert res.failures["invalid"] >= 1 and res.unique >= 1
+  assert res.winner is not None and res.winner.origin == "baseline"
+  bare = dataclasses.replace(helpers.SMALL_SEARCH, baselines=False)
+  res = search.run_round(eos_engine, data, bare, "iterative", 0, seed=0)
+  assert res.winner is None and not res.pool and res.failures["invalid"] >= 1
+
+
+def test_nan_everywhere_and_overflow_candidates_are_failures(eng, data):
+  rnd = search.Round(eng, data, helpers.SMALL_SEARCH, "oneshot", 0, seed=0)
+  bad = ["log neg add mul x0 x0 + 1 . 0 0 e + 0 0",  # log of a negative: NaN everywhere
+         "exp exp exp mul x0 + 9 . 0 0 e + 0 1",  # overflows to inf
+         "add x0"]  # malformed
+  ids = []
+  for text in bad:
+    toks = text.split()
+    ids.append([vocab.BOS] + [vocab.TOKEN_TO_ID[t] for t in toks] + [vocab.EOS]
+               + [vocab.PAD] * (helpers.TINY.max_len - len(toks) - 2))
+  out = rnd.evaluate(np.asarray(ids, np.int32), "init", 0)
+  assert out == [None, None, None]
+  assert rnd.failures["invalid"] == 1
+  assert rnd.failures["fit_nonfinite_start"] + rnd.failures["nonfinite"] == 2
+
+
+def test_trial_picks_the_round_with_the_best_validation_r2(eng, data):
+  cfg = dataclasses.replace(helpers.SMALL_SEARCH, rounds=2)
+  res = trial.run_trial(eng, data, cfg, "iterative", seed=5)
+  assert [r.seed for r in res.rounds] == [5, 6]
+  assert res.winner.r2_val == max(r.winner.r2_val for r in res.rounds)
+  rep = trial.report(res, data.X_val, data.y_val, data, ["a", "b"], {"dataset": "toy"})
+  assert rep["found"] and rep["dataset"] == "toy" and rep["r2_test"] == pytest.approx(rep["r2_val"])
+  assert set(rep["expression"].replace("*", " ").split()) & {"a", "b"}
+  assert rep["equations"] and all(e["r2_val"] is not None for e in rep["equations"])
+  c = [e["complexity"] for e in rep["equations"]]
+  assert c == sorted(c)
+
+
+def test_rounds_in_worker_processes_match_in_process(eng, data):
+  cfg = dataclasses.replace(helpers.SMALL_SEARCH, rounds=2, iterations=5, workers=2)
+  bundle = engine_lib.to_bundle(helpers.tiny_model())
+  par = trial.run_trial(eng, data, cfg, "iterative", seed=11, bundle=bundle)
+  seq = trial.run_trial(eng, data, dataclasses.replace(cfg, workers=1), "iterative", seed=11)
+  assert [E.to_prefix(r.winner.node) for r in par.rounds] == [E.to_prefix(r.winner.node) for r in seq.rounds]
