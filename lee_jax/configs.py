@@ -136,6 +136,7 @@ PHASES: dict[int, PhaseConfig] = {
 
 
 MODES = ("combined", "iterative", "gradient", "oneshot", "cmaes")
+FITTERS = ("scipy", "jax")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -166,6 +167,9 @@ class SearchConfig:
   decode_period: int = 25  # iterations between gradient segments
   cmaes_popsize: int = 24
   cmaes_sigma: float = 0.5  # initial CMA-ES step size in z
+  fitter: str = "scipy"  # constant fitter: 'scipy' (L-BFGS-B per candidate) or 'jax' (batched LM)
+  lm_steps: int = 30  # Levenberg-Marquardt steps of the jax fitter
+  lm_restarts: int = 4  # its starts per candidate (the decoded constants + perturbations)
   constrain: bool = True  # grammar-constrained decoding (decode.py)
   baselines: bool = True  # seed each pool with c, c*x_i + c (so a round always has an answer)
   workers: int = 1  # rounds run concurrently in this many processes (1: in-process)
@@ -179,6 +183,8 @@ class SearchConfig:
     for name in ("n_refresh", "n_grad", "lbfgs_first", "lbfgs_last"):
       if getattr(self, name) < 0:
         raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+    if self.fitter not in FITTERS:
+      raise ValueError(f"fitter must be one of {', '.join(FITTERS)}, got {self.fitter!r}")
     if not self.temperature > 0:
       raise ValueError(f"temperature must be > 0, got {self.temperature}")
 
@@ -206,6 +212,7 @@ PRESETS: dict[str, SearchConfig] = {
 
 
 def get_search_config(preset: str, **overrides) -> SearchConfig:
+  """A preset with fields replaced; overrides that are None keep the preset's value."""
   if preset not in PRESETS:
     raise ValueError(f"unknown preset {preset!r}; valid presets: {', '.join(PRESETS)}")
-  return dataclasses.replace(PRESETS[preset], **overrides)
+  return dataclasses.replace(PRESETS[preset], **{k: v for k, v in overrides.items() if v is not None})

@@ -136,7 +136,7 @@ def _roles(ids: jnp.ndarray) -> tuple[jnp.ndarray, jnp.ndarray, jnp.ndarray]:
   return node_kind, body, ok
 
 
-def _evaluate_one(ids: jnp.ndarray, consts: jnp.ndarray, X: jnp.ndarray):
+def evaluate_one(ids: jnp.ndarray, consts: jnp.ndarray, X: jnp.ndarray):
   """One sequence [L] on X [N, D] -> (y [N], valid)."""
   L, N = ids.shape[0], X.shape[0]
   depth = L // 2 + 1  # a prefix sequence of L tokens never needs a deeper stack
@@ -188,7 +188,7 @@ def evaluate_jax(ids: jnp.ndarray, consts: jnp.ndarray, X: jnp.ndarray):
   Returns:
     (y [B, N] with NaN where undefined or invalid, valid [B] bool).
   """
-  return jax.vmap(_evaluate_one)(ids, consts, X)
+  return jax.vmap(evaluate_one)(ids, consts, X)
 
 
 def evaluate_ids(ids: np.ndarray, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

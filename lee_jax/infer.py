@@ -41,6 +41,9 @@ _MODE = flags.DEFINE_enum("mode", "combined", list(configs.MODES), "Refinement m
 _ROUNDS = flags.DEFINE_integer("rounds", None, "Rounds per trial (default: the preset's).")
 _ITERS = flags.DEFINE_integer("iters", None, "Iterations per round (default: the preset's).")
 _WORKERS = flags.DEFINE_integer("workers", None, "Processes running rounds concurrently (default: the preset's).")
+_FITTER = flags.DEFINE_enum("fitter", None, list(configs.FITTERS),
+                            "Constant fitter: scipy (L-BFGS-B per candidate) or jax (batched "
+                            "Levenberg-Marquardt on the device) (default: the preset's).")
 _CHECKPOINT = flags.DEFINE_string("checkpoint", None,
                                   "Trained model: a training workdir or its export/ folder "
                                   "(default: the one shipped with the package).")
@@ -58,10 +61,9 @@ def load_input() -> datasets.Dataset:
 
 
 def search_config() -> configs.SearchConfig:
-  overrides = {k: v for k, v in (("rounds", _ROUNDS.value), ("iterations", _ITERS.value),
-                                 ("workers", _WORKERS.value)) if v is not None}
   try:
-    return configs.get_search_config(_PRESET.value, **overrides)
+    return configs.get_search_config(_PRESET.value, rounds=_ROUNDS.value, iterations=_ITERS.value,
+                                     workers=_WORKERS.value, fitter=_FITTER.value)
   except ValueError as e:
     raise datasets.DataError(str(e)) from None
 

@@ -36,7 +36,8 @@ class LEERegressor:
     checkpoint: trained model directory (None: the one shipped with the package).
     preset: 'paper' (Table 10) or 'fast' (a small budget for a 2-core CPU).
     mode: 'combined', 'iterative', 'gradient', 'oneshot' or 'cmaes'.
-    rounds, iterations, workers, pool_size: override the preset when not None.
+    rounds, iterations, workers, pool_size, fitter: override the preset when not None
+      (fitter: 'scipy' or 'jax').
     val_fraction: share of the rows held out for validation.
     seed: split and search seed.
     verbose: show search progress on stderr.
@@ -45,7 +46,7 @@ class LEERegressor:
   def __init__(self, checkpoint: str | None = None, preset: str = "fast", mode: str = "combined",
                rounds: int | None = None, iterations: int | None = None,
                workers: int | None = None, pool_size: int | None = None,
-               val_fraction: float = 0.2, seed: int = 0, verbose: bool = False):
+               fitter: str | None = None, val_fraction: float = 0.2, seed: int = 0, verbose: bool = False):
     self.checkpoint = checkpoint
     self.preset = preset
     self.mode = mode
@@ -53,6 +54,7 @@ class LEERegressor:
     self.iterations = iterations
     self.workers = workers
     self.pool_size = pool_size
+    self.fitter = fitter
     self.val_fraction = val_fraction
     self.seed = seed
     self.verbose = verbose
@@ -84,12 +86,11 @@ class LEERegressor:
   # --- fitting ----------------------------------------------------------------------------
 
   def search_config(self) -> configs.SearchConfig:
-    overrides = {k: v for k, v in (("rounds", self.rounds), ("iterations", self.iterations),
-                                   ("workers", self.workers), ("pool_size", self.pool_size))
-                 if v is not None}
     if self.mode not in configs.MODES:
       raise ValueError(f"unknown mode {self.mode!r}; valid modes: {', '.join(configs.MODES)}")
-    return configs.get_search_config(self.preset, **overrides)
+    return configs.get_search_config(self.preset, rounds=self.rounds, iterations=self.iterations,
+                                     workers=self.workers, pool_size=self.pool_size,
+                                     fitter=self.fitter)
 
   def fit(self, X, y) -> "LEERegressor":
     names = getattr(X, "columns", None)

@@ -141,10 +141,10 @@ class Round:
 
   def evaluate(self, ids: np.ndarray, origin: str, iteration: int) -> list[pool_lib.Candidate | None]:
     """Decoded ids [B, L] -> one Candidate (or None on failure) per row, aligned."""
-    fitted: dict[tuple[int, ...], fit.FitResult] = {}
+    parsed: dict[tuple[int, ...], E.Node] = {}
     for row in ids:
       key = tuple(int(t) for t in row)
-      if key in self.seen or key in fitted:
+      if key in self.seen or key in parsed:
         continue
       try:
         node = E.parse_ids(row)
@@ -156,15 +156,28 @@ class Round:
         self.failures["unknown_variable"] += 1
         self.seen[key] = None
         continue
-      with self.timer("fit"):
-        result = fit.fit_constants(node, *self.fit_rows, self.max_iter)
-      if not result.ok:
+      parsed[key] = node
+    self._score(self.fit(parsed), origin, iteration)
+    return [self.seen.get(tuple(int(t) for t in row)) for row in ids]
+
+  def fit(self, nodes: dict) -> dict:
+    """Fit constants of every node (scipy one by one, or the batched JAX fitter); failures
+    are counted and recorded in self.seen. Returns {key: fitted node} for the rest."""
+    keys = list(nodes)
+    with self.timer("fit"):
+      if self.cfg.fitter == "jax" and keys:
+        results = fit.fit_batch([nodes[k] for k in keys], *self.fit_rows, self.cfg.lm_steps,
+                                self.cfg.lm_restarts, seed=int(self.rng.integers(2**31)))
+      else:
+        results = [fit.fit_constants(nodes[k], *self.fit_rows, self.max_iter) for k in keys]
+    out = {}
+    for key, result in zip(keys, results):
+      if result.ok:
+        out[key] = result.node
+      else:
         self.failures["fit_" + result.reason.split(":")[0]] += 1
         self.seen[key] = None
-        continue
-      fitted[key] = result
-    self._score({k: r.node for k, r in fitted.items()}, origin, iteration)
-    return [self.seen.get(tuple(int(t) for t in row)) for row in ids]
+    return out
 
   def _score(self, nodes: dict[tuple, E.Node], origin: str, iteration: int) -> None:
     """Batched R2 on train and val rows, then complexity and score; fills self.seen."""
@@ -215,15 +228,12 @@ class Round:
     z = np.repeat(self.z0[None], self.cfg.n_init, axis=0)
     self.add(self.decode(z, n_greedy=1), "init", 0)
     if self.cfg.baselines:
-      fitted = {}
-      for i, n in enumerate(baseline_candidates(self.data.n_vars)):
-        with self.timer("fit"):
-          r = fit.fit_constants(n, *self.fit_rows, self.max_iter)
-        if r.ok:
-          fitted[("baseline", i)] = r.node
+      fitted = self.fit({("baseline", i): n
+                         for i, n in enumerate(baseline_candidates(self.data.n_vars))})
       self._score(fitted, "baseline", 0)
-      # Baselines are not decodes: keep them out of the decoded-sequence cache.
-      self.pool.merge([c for c in (self.seen.pop(k) for k in fitted) if c is not None])
+      # Baselines are not decodes: take them back out of the decoded-sequence cache.
+      base = [self.seen.pop(k) for k in [k for k in self.seen if k[0] == "baseline"]]
+      self.pool.merge([c for c in base if c is not None])
     self.record(0)
 
   def gradient_segment(self, z: np.ndarray, anchor: np.ndarray, iteration: int) -> np.ndarray:

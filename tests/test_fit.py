@@ -63,3 +63,32 @@ def test_failures_are_results_not_exceptions():
   # No constants: evaluated, nothing to fit.
   flat = fit.fit_constants(_tree("x0 + x0", 1), X, y, 100)
   assert flat.ok and flat.iterations == 0 and flat.nmse < 1e-20
+
+
+def test_batched_jax_fitter_matches_scipy_on_the_same_candidates():
+  rng = np.random.default_rng(4)
+  X = rng.uniform(-2, 2, (300, 2))
+  y = 2.5 * np.sin(1.3 * X[:, 0]) + 0.7 * X[:, 1] ** 2
+  nodes = [E.from_prefix(t.split()) for t in (
+      "add mul C sin mul C x0 mul C sq x1",  # the true skeleton
+      "add mul C x0 C",  # linear: a least-squares optimum
+      "mul C sin x0",
+      "log neg sq x0",  # non-finite everywhere
+  )]
+  nodes[0] = E.with_constants(nodes[0], [2.0, 1.1, 0.5])
+  jx = fit.fit_batch(nodes, X, y, steps=40, restarts=3)
+  sp = [fit.fit_constants(n, X, y, 300) for n in nodes]
+  assert [r.ok for r in jx] == [True, True, True, False] == [r.ok for r in sp]
+  np.testing.assert_allclose(jx[0].values, [2.5, 1.3, 0.7], rtol=1e-4)
+  for a, b in zip(jx[:3], sp[:3]):
+    assert abs(a.nmse - b.nmse) < 1e-5 + 1e-4 * b.nmse
+  # Batched like the scipy path: each result's node carries its own fitted constants.
+  np.testing.assert_allclose(E.constants(jx[1].node), jx[1].values)
+
+
+def test_batched_fitter_sends_many_constant_candidates_to_scipy():
+  X = np.random.default_rng(5).uniform(1, 2, (50, 1))
+  y = X[:, 0] * 9.0
+  many = E.from_prefix(("add " * 9 + "mul C x0 " + "C " * 9).split())  # 10 constants
+  (r,) = fit.fit_batch([many], X, y)
+  assert len(r.values) == 10 > fit.MAX_CONSTS and r.ok and r.nmse < 1e-8

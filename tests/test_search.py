@@ -119,3 +119,10 @@ def test_rounds_in_worker_processes_match_in_process(eng, data):
   par = trial.run_trial(eng, data, cfg, "iterative", seed=11, bundle=bundle)
   seq = trial.run_trial(eng, data, dataclasses.replace(cfg, workers=1), "iterative", seed=11)
   assert [E.to_prefix(r.winner.node) for r in par.rounds] == [E.to_prefix(r.winner.node) for r in seq.rounds]
+
+
+def test_jax_fitter_runs_the_same_search(eng, data):
+  cfg = dataclasses.replace(helpers.SMALL_SEARCH, fitter="jax", lm_steps=10, lm_restarts=2)
+  res = search.run_round(eng, data, cfg, "iterative", 0, seed=1)
+  _check_winner(res, data)
+  assert res.timings["fit"] > 0
