@@ -39,6 +39,9 @@ from lee_jax import vocab
 GROUPS = ("strogatz", "feynman", "blackbox", "user")
 FEYNMAN_ROWS = 100_000
 MIN_ROWS = 10
+# The search scores in float32: squares of values beyond this, summed over 10k rows, would
+# overflow. Larger columns are an error that asks for a rescale rather than a silent NaN.
+MAX_ABS = 1e15
 MAX_FEATURES = vocab.MAX_VARIABLES
 _MISSING = {"", "na", "n/a", "nan", "null", "none", "?"}
 
@@ -86,7 +89,7 @@ def _package_data():
   return importlib.resources.files("lee_jax") / "data"
 
 
-def _group_of(name: str) -> str:
+def group_of(name: str) -> str:
   if name.startswith("strogatz_"):
     return "strogatz"
   return "feynman" if name.startswith("feynman_") else "blackbox"
@@ -229,6 +232,12 @@ def _make_dataset(name, group, X, y, feature_names, formula, where, target="targ
     cols = [c for c, b in zip((*feature_names, target), ~np.isfinite(np.c_[X, y]).all(0)) if b]
     raise DataError(f"{where}: {int(bad.sum())} of {len(y)} rows have NaN or inf values "
                     f"(in {', '.join(cols)}); drop those rows first")
+  big = (np.abs(np.c_[X, y]) > MAX_ABS).any(axis=0)
+  if big.any():
+    cols = [c for c, b in zip((*feature_names, target), big) if b]
+    raise DataError(f"{where}: column(s) {', '.join(cols)} hold values beyond {MAX_ABS:.0e} "
+                    f"in magnitude (max {np.abs(np.c_[X, y]).max():.3g}); LEE computes in "
+                    "float32, so rescale them first (e.g. divide by a power of ten)")
   if np.ptp(y) == 0:
     raise DataError(f"{where}: the target is constant ({y[0]:g}); there is nothing to fit")
   X, y = np.ascontiguousarray(X, np.float64), np.ascontiguousarray(y, np.float64)
@@ -321,7 +330,7 @@ def load_dataset(name: str, data_dir: str | os.PathLike | None = None,
 
 @functools.lru_cache(maxsize=16)
 def _load_cached(name: str, data_dir: str | None, feynman_rows: int) -> Dataset:
-  group = _group_of(name)
+  group = group_of(name)
   formula, ranges = _formula_and_ranges(_metadata_text(name, data_dir))
   f = _table_file(name, data_dir)
   if f is not None:
@@ -344,7 +353,7 @@ def _table_shape(f) -> tuple[int, int]:
 def _list_cached(data_dir: str | None) -> tuple[DatasetInfo, ...]:
   out = []
   for name in _all_names(data_dir):
-    group = _group_of(name)
+    group = group_of(name)
     formula, ranges = _formula_and_ranges(_metadata_text(name, data_dir))
     f = _table_file(name, data_dir)
     # Row counts come from a decompress-and-count, never from regenerating Feynman rows.

@@ -313,8 +313,12 @@ class _Timeout(Exception):
   pass
 
 
+_guard = {"active": False}
+
+
 def _alarm(signum, frame):
-  raise _Timeout
+  if _guard["active"]:
+    raise _Timeout
 
 
 def simplify(expr: sympy.Expr, seconds: float = SIMPLIFY_SECONDS) -> sympy.Expr:
@@ -322,18 +326,23 @@ def simplify(expr: sympy.Expr, seconds: float = SIMPLIFY_SECONDS) -> sympy.Expr:
 
   Random decoder output can make SymPy's simplify run for minutes; a search calls this
   thousands of times, so an over-long simplification counts the unsimplified form instead.
+  The timer repeats every 50 ms after the deadline: an exception raised from a signal
+  handler is swallowed when it lands inside a garbage-collection callback (JAX installs
+  one), and a one-shot alarm would then never stop SymPy.
   """
   if threading.current_thread() is not threading.main_thread():
     return sympy.simplify(expr)
   old = signal.signal(signal.SIGALRM, _alarm)
-  signal.setitimer(signal.ITIMER_REAL, seconds)
+  _guard["active"] = True
+  signal.setitimer(signal.ITIMER_REAL, seconds, 0.05)
   try:
     return sympy.simplify(expr)
   except _Timeout:
     return expr
-  except (TypeError, ValueError, ZeroDivisionError, RecursionError):
-    return expr
+  except (TypeError, ValueError, ZeroDivisionError, RecursionError, MemoryError):
+    return expr  # SymPy gives up on some decoder output in these ways too
   finally:
+    _guard["active"] = False
     signal.setitimer(signal.ITIMER_REAL, 0)
     signal.signal(signal.SIGALRM, old)
 
@@ -345,7 +354,16 @@ def node_count(expr: sympy.Expr) -> int:
 
 @functools.lru_cache(maxsize=65536)
 def _complexity_of_prefix(prefix: tuple[str, ...]) -> int:
-  return node_count(simplify(to_sympy(from_prefix(prefix))))
+  tree = from_prefix(prefix)
+  try:
+    expr = to_sympy(tree)
+  except (RecursionError, MemoryError, OverflowError, ValueError, TypeError):
+    return len(tree)  # SymPy cannot even build it: count the tree's own nodes
+  try:
+    return node_count(simplify(expr))
+  except (_Timeout, RecursionError, MemoryError):
+    # _Timeout: the deadline landed between simplify's return and its clean-up.
+    return node_count(expr)
 
 
 def complexity(node: Node) -> int:

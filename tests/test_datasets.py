@@ -199,6 +199,8 @@ def test_load_table_ok(tmp_path):
      r"11 features but LEE's vocabulary has 10 variables.*--features"),
     (["a", "a", "y"], [[i, i, i] for i in range(20)], "y", r"duplicate column names: a"),
     (["a", "y"], [[i, 4] for i in range(20)], "y", r"target is constant"),
+    (["a", "y"], [[i, 1e300 * (i + 1)] for i in range(20)], "y",
+     r"column\(s\) y hold values beyond 1e\+15 .*rescale"),
 ])
 def test_load_table_errors(tmp_path, header, rows, target, match):
   with pytest.raises(D.DataError, match=match) as e:
@@ -239,3 +241,18 @@ def test_cli_errors(args, match):
   assert r.returncode == 2 and r.stdout == ""
   assert len(r.stderr.strip().splitlines()) == 1 and r.stderr.startswith("error: ")
   assert match in r.stderr
+
+
+def test_from_arrays_reads_ints_and_bools_and_validates():
+  X = np.stack([np.arange(20), np.arange(20) % 2 == 0], axis=1).astype(object)
+  ds = D.from_arrays(np.c_[np.arange(20), np.arange(20) % 2 == 0], np.arange(20) * 3)
+  assert ds.X.dtype == np.float64 and ds.X[2, 1] == 1.0 and ds.feature_names == ("x0", "x1")
+  assert D.from_arrays(X, np.arange(20.0), ["n", "even"]).feature_names == ("n", "even")
+  mine = np.arange(40.0).reshape(20, 2)
+  D.from_arrays(mine, np.arange(20.0))
+  assert mine.flags.writeable  # the caller's array is copied, not frozen
+  for args, match in [((np.zeros((20, 2)) + [[0, 1e20]], np.arange(20.0)), "x1 hold values beyond"),
+                      ((np.zeros((20, 2)), np.arange(20.0), ["a"]), "1 feature names for 2"),
+                      ((np.zeros((20, 0)), np.arange(20.0)), "no feature columns")]:
+    with pytest.raises(D.DataError, match=match):
+      D.from_arrays(*args)

@@ -116,3 +116,25 @@ def test_numpy_function_is_quiet_and_nan_outside_domain():
   f = E.numpy_function(E.parse_formula("sqrt(a) + log(b)", ["a", "b"]), ["a", "b"])
   y = f(np.array([[4.0, 1.0], [-1.0, 1.0], [1.0, 0.0]]))
   assert y[0] == 2.0 and np.isnan(y[1]) and np.isnan(y[2])
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_simplify_guard_survives_a_swallowed_alarm():
+  """Unguarded, this simplification runs for minutes. With frequent garbage collections the
+  first alarm tends to land in JAX's gc callback, where Python swallows the exception."""
+  import gc
+  import time
+
+  import sympy
+
+  x = sympy.Symbol("x", real=True)
+  hard = sum(sympy.sin(x + i) ** (i % 5 + 2) * sympy.cos(x * i + 1) ** 3 for i in range(1, 30))
+  old = gc.get_threshold()
+  gc.set_threshold(10)
+  try:
+    t = time.perf_counter()
+    out = E.simplify(hard, seconds=0.2)
+    took = time.perf_counter() - t
+  finally:
+    gc.set_threshold(*old)
+  assert took < 5.0 and out == hard

@@ -75,3 +75,36 @@ def test_bad_search_flags_are_one_line_and_exit_2(args, needle):
   r = _infer("--dataset", "strogatz_lv1", *args)
   assert r.returncode == 2, r.stderr
   assert r.stderr.count("\n") == 1 and needle in r.stderr and "Traceback" not in r.stderr
+
+
+def _table(tmp_path, header, rows):
+  p = tmp_path / "t.csv"
+  p.write_text(",".join(header) + "\n" + "".join(",".join(map(str, r)) + "\n" for r in rows))
+  return str(p)
+
+
+@pytest.mark.parametrize("header,rows,extra,needle", [
+    (["a", "y"], [[i, "nan" if i == 2 else i] for i in range(20)], [], "NaN or inf"),
+    (["a", "y"], [[i, "inf" if i == 2 else i] for i in range(20)], [], "NaN or inf"),
+    (["a", "y"], [[i, 3] for i in range(20)], [], "target is constant"),
+    (["a", "y"], [[i, i] for i in range(6)], [], "at least 10"),
+    ([f"f{i}" for i in range(12)] + ["y"], [list(range(i, i + 13)) for i in range(20)], [], "--features"),
+    (["a", "b", "y"], [[i, "x" if i == 5 else i, i] for i in range(20)], [], "not numeric"),
+    (["a", "b", "y"], [[i, "" if i == 5 else i, i] for i in range(20)], [], "NaN or inf"),
+    (["a", "a", "y"], [[i, i, i] for i in range(20)], [], "duplicate column"),
+    (["a", "y"], [[i, f"{i + 1}e300"] for i in range(20)], [], "rescale"),
+    (["a", "y"], [[i, i] for i in range(20)], ["--target", "out"], "no target column 'out'"),
+    (["a", "y"], [[i, i] for i in range(20)], ["--features", "a,zz"], "unknown feature column"),
+])
+def test_messy_tables_are_one_line_errors(tmp_path, header, rows, extra, needle):
+  target = [] if "--target" in extra else ["--target", "y"]
+  r = _infer("--data", _table(tmp_path, header, rows), *target, *extra)
+  assert r.returncode == 2, r.stdout + r.stderr
+  assert r.stderr.count("\n") == 1 and needle in r.stderr and "Traceback" not in r.stderr
+
+
+def test_integer_and_bool_columns_are_read_as_numbers(tmp_path):
+  rows = [[i, "true" if i % 2 else "false", 3 * i] for i in range(20)]
+  r = _infer("--data", _table(tmp_path, ["n", "flag", "y"], rows), "--target", "y")
+  assert r.returncode == 0, r.stderr
+  assert "flag" in r.stdout and "train 12, val 3, test 5 rows" in r.stdout

@@ -66,3 +66,25 @@ def test_unfitted_and_bad_input_errors(ckpt):
     LEERegressor(checkpoint=ckpt, mode="beam").fit(X, y)
   with pytest.raises(checkpoints.CheckpointError, match="no checkpoint directory"):
     LEERegressor(checkpoint="/nonexistent/ckpt").fit(X, y)
+
+
+def test_same_seed_same_expression_and_score(ckpt):
+  X, y = helpers.toy_data(120, seed=1)
+  a = LEERegressor(checkpoint=ckpt, rounds=1, iterations=5, seed=9).fit(X, y)
+  b = LEERegressor(checkpoint=ckpt, rounds=1, iterations=5, seed=9).fit(X, y)
+  assert a.best_prefix_ == b.best_prefix_ and a.score(X, y) == b.score(X, y)
+  assert a.equations_ == b.equations_
+
+
+def test_damaged_checkpoints_are_one_line_errors_naming_the_file(tmp_path):
+  X, y = helpers.toy_data(50)
+  bad_meta = helpers.export_tiny(tmp_path / "a")
+  (bad_meta / "meta.json").write_text("{not json")
+  truncated = helpers.export_tiny(tmp_path / "b")
+  for f in (truncated / "params").rglob("*"):
+    if f.is_file() and f.stat().st_size > 100:
+      f.write_bytes(f.read_bytes()[:50])
+  for directory, match in [(bad_meta, "meta.json"), (truncated, "params")]:
+    with pytest.raises(checkpoints.CheckpointError, match=match) as e:
+      LEERegressor(checkpoint=str(directory), rounds=1, iterations=1).fit(X, y)
+    assert "\n" not in str(e.value) and str(directory) in str(e.value)

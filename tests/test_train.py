@@ -77,27 +77,39 @@ def _cli(workdir, *args):
 
 def test_cli_killed_run_resumes_then_phase2_starts_from_phase1(tmp_path):
   env = dict(os.environ, JAX_PLATFORMS="cpu")
-  proc = subprocess.Popen(_cli(tmp_path, "--phase=1", "--steps=400"), env=env,
+  steps = 40
+  run = tmp_path / "run"
+  proc = subprocess.Popen(_cli(run, "--phase=1", f"--steps={steps}"), env=env,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-  phase1 = tmp_path / "phase1"
+  phase1 = run / "phase1"
   deadline = time.time() + 240
   while time.time() < deadline and not (phase1 / "6").is_dir():
     time.sleep(0.2)
+  time.sleep(np.random.default_rng().uniform(0, 0.5))  # a random moment after the 2nd save
   os.kill(proc.pid, signal.SIGKILL)  # no chance to save or clean up
   proc.wait()
   saved = max(int(p.name) for p in phase1.iterdir() if p.name.isdigit())
-  assert saved >= 6
-  r = subprocess.run(_cli(tmp_path, "--phase=1", f"--steps={saved + 3}"), env=env,
+  assert 6 <= saved < steps
+  r = subprocess.run(_cli(run, "--phase=1", f"--steps={steps}"), env=env,
                      capture_output=True, text=True, timeout=600)
   assert r.returncode == 0, r.stdout + r.stderr
   assert f"resumed from {phase1 / str(saved)}" in r.stdout
-  steps = [rec["step"] for rec in metrics_log.read(tmp_path / "metrics.jsonl")]
-  assert steps[-3:] == [saved + 1, saved + 2, saved + 3]
-  r2 = subprocess.run(_cli(tmp_path, "--phase=2", "--steps=2"), env=env,
+  resumed = [rec for rec in metrics_log.read(run / "metrics.jsonl")]
+  after = [rec["step"] for rec in resumed if rec["step"] > saved]
+  assert after[-(steps - saved):] == list(range(saved + 1, steps + 1))
+  # The same phase without the kill gives the same losses after the resume point.
+  ref = subprocess.run(_cli(tmp_path / "ref", "--phase=1", f"--steps={steps}", "--save_every=100"), env=env,
+                       capture_output=True, text=True, timeout=600)
+  assert ref.returncode == 0, ref.stdout + ref.stderr
+  want = {rec["step"]: rec["loss"] for rec in metrics_log.read(tmp_path / "ref" / "metrics.jsonl")}
+  got = {rec["step"]: rec["loss"] for rec in resumed[-(steps - saved):]}
+  for step in (saved + 1, saved + 2, steps):
+    np.testing.assert_allclose(got[step], want[step], rtol=1e-4)
+  r2 = subprocess.run(_cli(run, "--phase=2", "--steps=2"), env=env,
                       capture_output=True, text=True, timeout=600)
   assert r2.returncode == 0, r2.stdout + r2.stderr
-  assert f"initialised from {phase1} step {saved + 3}" in r2.stdout
-  meta = json.loads((tmp_path / "export" / "meta.json").read_text())
+  assert f"initialised from {phase1} step {steps}" in r2.stdout
+  meta = json.loads((run / "export" / "meta.json").read_text())
   assert meta["phase"] == 2 and meta["step"] == 2
 
 
