@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import gc
 import math
 import signal
 import threading
@@ -316,8 +317,19 @@ class _Timeout(Exception):
 _guard = {"active": False}
 
 
+def _in_gc_callback(frame) -> bool:
+  codes = {getattr(cb, "__code__", None) for cb in gc.callbacks}
+  while frame is not None:
+    if frame.f_code in codes:
+      return True
+    frame = frame.f_back
+  return False
+
+
 def _alarm(signum, frame):
-  if _guard["active"]:
+  # Raising inside a gc callback would be swallowed (and printed); the repeating timer
+  # fires again 50 ms later, outside it.
+  if _guard["active"] and not _in_gc_callback(frame):
     raise _Timeout
 
 
