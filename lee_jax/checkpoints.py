@@ -161,6 +161,10 @@ def load_model(directory: str | pathlib.Path):
 
 
 def shipped_dir() -> pathlib.Path:
-  """Where the package's own trained params live (export layout: params/ + meta.json)."""
+  """Where the package's own trained model lives (lee_jax.weights format)."""
   import importlib.resources
   return pathlib.Path(str(importlib.resources.files("lee_jax") / "weights"))
+
+
+def shipped_available() -> bool:
+  return (shipped_dir() / "meta.json").is_file()

@@ -154,19 +154,23 @@ _LOADED: dict[tuple[str, bool], tuple[Engine, dict]] = {}
 
 
 def load(checkpoint: str | None = None, constrain: bool = True) -> tuple[Engine, dict]:
-  """(Engine, bundle) for a checkpoint directory (None: the one shipped in the package).
+  """(Engine, bundle) for a model directory (None: the one shipped in the package).
+
+  The directory is either shippable weights (lee_jax.weights) or an Orbax export / training
+  workdir (lee_jax.checkpoints).
 
   Cached per process, so repeated fits (an estimator in a sweep) load and compile once.
   Raises checkpoints.CheckpointError (one line, names the path) when it cannot be loaded.
   """
   from lee_jax import checkpoints  # deferred: orbax is slow to import
+  from lee_jax import weights
 
   path = str(checkpoints.shipped_dir() if checkpoint is None else checkpoint)
   if (path, constrain) not in _LOADED:
-    if checkpoint is None and not checkpoints.shipped_dir().is_dir():
+    if checkpoint is None and not checkpoints.shipped_available():
       raise checkpoints.CheckpointError(
           f"no trained checkpoint is shipped with this build ({path} is missing); pass a "
           "checkpoint directory (a training workdir or its export/ folder)")
-    model = checkpoints.load_model(path)
+    model = weights.load(path) if weights.is_weights_dir(path) else checkpoints.load_model(path)
     _LOADED[(path, constrain)] = (Engine(model, constrain), to_bundle(model))
   return _LOADED[(path, constrain)]

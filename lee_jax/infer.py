@@ -45,8 +45,9 @@ _FITTER = flags.DEFINE_enum("fitter", None, list(configs.FITTERS),
                             "Constant fitter: scipy (L-BFGS-B per candidate) or jax (batched "
                             "Levenberg-Marquardt on the device) (default: the preset's).")
 _CHECKPOINT = flags.DEFINE_string("checkpoint", None,
-                                  "Trained model: a training workdir or its export/ folder "
-                                  "(default: the one shipped with the package).")
+                                  "Trained model: a training workdir, its export/ folder, or a "
+                                  "`python -m lee_jax.weights` folder (default: the one shipped "
+                                  "with the package).")
 _OUT = flags.DEFINE_string("out", None, "Write the full result as JSON here.")
 _OVERWRITE = flags.DEFINE_bool("overwrite", False, "Allow --out to replace an existing file.")
 _QUIET = flags.DEFINE_bool("quiet", False, "No progress display.")
@@ -111,7 +112,7 @@ def main(argv):
   first = datasets.split(ds.X, ds.y, seed=_SEED.value, noise=_NOISE.value)
   print(f"split (seed {_SEED.value}, noise {_NOISE.value}): train {len(first.y_train)}, "
         f"val {len(first.y_val)}, test {len(first.y_test)} rows; noise sigma {first.noise_sigma:.4g}")
-  if _CHECKPOINT.value is None and not checkpoints.shipped_dir().is_dir():
+  if _CHECKPOINT.value is None and not checkpoints.shipped_available():
     print(f"no trained checkpoint is shipped with this build yet ({checkpoints.shipped_dir()} "
           "is missing), so no search runs; train one (`python -m lee_jax.train --phase=all`) "
           "and pass --checkpoint WORKDIR.")

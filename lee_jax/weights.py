@@ -1,0 +1,171 @@
+"""Shippable inference weights: NumPy shards + meta.json with the config and checksums.
+
+The package ships its trained model in this format under `lee_jax/weights/` (no Orbax at
+inference, files small enough for a repository):
+
+  meta.json       {"format", "model", "model_config", "dtype", "files": {name: sha256}, ...}
+  params-00.npz   flattened parameter arrays ("encoder/blocks/0/ffn_in/kernel": array), each
+  params-01.npz   file at most max_file_mib; bfloat16 is stored as its uint16 bit pattern
+
+    python -m lee_jax.weights --from runs/small --to lee_jax/weights --dtype bfloat16
+
+converts a training workdir (or its export/) into it. A missing file, a checksum mismatch or
+an unreadable meta.json is a one-line CheckpointError that names the file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import pathlib
+
+import numpy as np
+
+from lee_jax.checkpoints import CheckpointError
+
+FORMAT = "lee_jax-weights-1"
+_SEP = "/"
+
+
+def is_weights_dir(directory: str | pathlib.Path) -> bool:
+  meta = pathlib.Path(directory) / "meta.json"
+  try:
+    return json.loads(meta.read_text()).get("format") == FORMAT
+  except (OSError, ValueError, AttributeError):
+    return False
+
+
+def _flatten(tree: dict, prefix: str = "") -> dict[str, np.ndarray]:
+  out = {}
+  for k, v in tree.items():
+    name = f"{prefix}{_SEP}{k}" if prefix else str(k)
+    if isinstance(v, dict):
+      out.update(_flatten(v, name))
+    else:
+      out[name] = np.asarray(v)
+  return out
+
+
+def _unflatten(flat: dict[str, np.ndarray]) -> dict:
+  tree: dict = {}
+  for name, v in flat.items():
+    node = tree
+    *parents, leaf = name.split(_SEP)
+    for p in parents:
+      node = node.setdefault(int(p) if p.isdigit() else p, {})
+    node[int(leaf) if leaf.isdigit() else leaf] = v
+  return tree
+
+
+def _sha256(path: pathlib.Path) -> str:
+  h = hashlib.sha256()
+  with path.open("rb") as f:
+    for chunk in iter(lambda: f.read(1 << 20), b""):
+      h.update(chunk)
+  return h.hexdigest()
+
+
+def export(model, directory: str | pathlib.Path, name: str, dtype: str = "float32",
+           max_file_mib: float = 15.0, extra: dict | None = None) -> pathlib.Path:
+  """Write `model`'s params as shards + meta.json into `directory` (replacing its files)."""
+  import ml_dtypes
+  from flax import nnx
+
+  if dtype not in ("float32", "bfloat16"):
+    raise ValueError(f"dtype must be float32 or bfloat16, got {dtype!r}")
+  directory = pathlib.Path(directory)
+  directory.mkdir(parents=True, exist_ok=True)
+  for old in directory.glob("params-*.npz"):
+    old.unlink()
+  flat = _flatten(nnx.to_pure_dict(nnx.state(model, nnx.Param)))
+  if dtype == "bfloat16":
+    flat = {k: v.astype(ml_dtypes.bfloat16).view(np.uint16) for k, v in flat.items()}
+  else:
+    flat = {k: v.astype(np.float32) for k, v in flat.items()}
+  shards: list[dict[str, np.ndarray]] = [{}]
+  size = 0
+  for k in sorted(flat):
+    cost = flat[k].nbytes + 256 + 2 * len(k)  # + the zip entry's and .npy headers
+    if shards[-1] and size + cost > max_file_mib * 2**20:
+      shards.append({})
+      size = 0
+    shards[-1][k] = flat[k]
+    size += cost
+  files = {}
+  for i, shard in enumerate(shards):
+    path = directory / f"params-{i:02d}.npz"
+    np.savez(path, **shard)
+    files[path.name] = _sha256(path)
+  meta = {"format": FORMAT, "model": name, "model_config": dataclasses.asdict(model.cfg),
+          "dtype": dtype, "files": files, "n_params": int(sum(v.size for v in flat.values()))}
+  meta.update(extra or {})
+  (directory / "meta.json").write_text(json.dumps(meta, indent=1, sort_keys=True))
+  return directory
+
+
+def load(directory: str | pathlib.Path):
+  """The LEE model stored in `directory`, after checking every file's checksum."""
+  import ml_dtypes
+  from flax import nnx
+
+  from lee_jax import configs
+  from lee_jax import model as model_lib
+
+  directory = pathlib.Path(directory).absolute()
+  meta_file = directory / "meta.json"
+  try:
+    meta = json.loads(meta_file.read_text())
+    cfg = configs.ModelConfig(**meta["model_config"])
+    files, dtype = dict(meta["files"]), meta["dtype"]
+  except (OSError, ValueError, KeyError, TypeError) as e:
+    raise CheckpointError(f"cannot read {meta_file}: {str(e).splitlines()[0][:200]}") from None
+  flat: dict[str, np.ndarray] = {}
+  for name, digest in sorted(files.items()):
+    path = directory / name
+    if not path.is_file():
+      raise CheckpointError(f"missing weights file {path}; reinstall the package or re-export")
+    if _sha256(path) != digest:
+      raise CheckpointError(f"checksum mismatch for {path}: the file is damaged; reinstall "
+                            "the package or re-export")
+    with np.load(path) as z:
+      flat.update({k: z[k] for k in z.files})
+  if dtype == "bfloat16":
+    flat = {k: v.view(ml_dtypes.bfloat16).astype(np.float32) for k, v in flat.items()}
+  model = model_lib.LEE(cfg, rngs=nnx.Rngs(0))
+  state = nnx.state(model, nnx.Param)
+  want = _flatten(nnx.to_pure_dict(state))
+  if set(want) != set(flat) or any(want[k].shape != flat[k].shape for k in want):
+    raise CheckpointError(f"{directory} does not hold the parameters its meta.json describes")
+  nnx.replace_by_pure_dict(state, _unflatten(flat))
+  nnx.update(model, state)
+  return model
+
+
+def main(argv):
+  del argv
+  from absl import flags
+
+  from lee_jax import checkpoints
+
+  FLAGS = flags.FLAGS
+  model = checkpoints.load_model(FLAGS["from"].value)
+  meta = json.loads((pathlib.Path(FLAGS["from"].value) / "export" / "meta.json").read_text()
+                    if (pathlib.Path(FLAGS["from"].value) / "export").is_dir()
+                    else (pathlib.Path(FLAGS["from"].value) / "meta.json").read_text())
+  out = export(model, FLAGS.to, meta.get("model", "unknown"), FLAGS.dtype, FLAGS.max_file_mib,
+               {"source": {k: meta[k] for k in ("phase", "step") if k in meta}})
+  total = sum(p.stat().st_size for p in out.glob("params-*.npz"))
+  print(f"wrote {out} ({total / 2**20:.1f} MiB in {len(list(out.glob('params-*.npz')))} files)")
+
+
+if __name__ == "__main__":
+  from absl import flags
+
+  from lee_jax import cli
+
+  flags.DEFINE_string("from", None, "Training workdir or its export/ folder.", required=True)
+  flags.DEFINE_string("to", "lee_jax/weights", "Destination directory.")
+  flags.DEFINE_enum("dtype", "float32", ["float32", "bfloat16"], "Stored precision.")
+  flags.DEFINE_float("max_file_mib", 15.0, "Largest file written.")
+  cli.run(main, CheckpointError)

@@ -1,0 +1,75 @@
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from flax import nnx
+
+from lee_jax import checkpoints
+from lee_jax import engine as engine_lib
+from lee_jax import weights
+
+import helpers
+
+
+def _params(model):
+  return {k: np.asarray(v) for k, v in weights._flatten(nnx.to_pure_dict(nnx.state(model, nnx.Param))).items()}
+
+
+@pytest.mark.parametrize("dtype,rtol", [("float32", 0), ("bfloat16", 1e-2)])
+def test_export_and_load_round_trip(tmp_path, dtype, rtol):
+  model = helpers.tiny_model(3)
+  out = weights.export(model, tmp_path, "tiny", dtype=dtype, max_file_mib=0.2)
+  meta = json.loads((out / "meta.json").read_text())
+  assert meta["format"] == weights.FORMAT and meta["model_config"]["enc_dim"] == helpers.TINY.enc_dim
+  assert len(meta["files"]) > 1  # sharded by max_file_mib
+  assert all(p.stat().st_size <= 0.2 * 2**20 or len(np.load(p).files) == 1
+             for p in out.glob("params-*.npz"))
+  again = weights.load(out)
+  want, got = _params(model), _params(again)
+  assert set(want) == set(got)
+  for k in want:
+    np.testing.assert_allclose(got[k], want[k], rtol=rtol, atol=1e-6 if rtol else 0)
+  assert weights.is_weights_dir(out) and not weights.is_weights_dir(tmp_path / "nope")
+
+
+def test_damaged_or_missing_files_are_one_line_errors_naming_them(tmp_path):
+  out = weights.export(helpers.tiny_model(), tmp_path / "w", "tiny")
+  shard = sorted(out.glob("params-*.npz"))[0]
+  data = bytearray(shard.read_bytes())
+  data[len(data) // 2] ^= 0xFF
+  shard.write_bytes(bytes(data))
+  with pytest.raises(checkpoints.CheckpointError, match="checksum mismatch") as e:
+    weights.load(out)
+  assert str(shard) in str(e.value) and "\n" not in str(e.value)
+  shard.unlink()
+  with pytest.raises(checkpoints.CheckpointError, match="missing weights file") as e:
+    weights.load(out)
+  assert str(shard) in str(e.value)
+  (out / "meta.json").write_text("{")
+  with pytest.raises(checkpoints.CheckpointError, match="meta.json"):
+    weights.load(out)
+
+
+def test_engine_loads_weights_and_orbax_exports_alike(tmp_path):
+  model = helpers.tiny_model(5)
+  w = weights.export(model, tmp_path / "w", "tiny")
+  o = helpers.export_tiny(tmp_path / "o", seed=5)
+  (ew, _), (eo, _) = engine_lib.load(str(w)), engine_lib.load(str(o))
+  X, y = helpers.toy_data()
+  sc = engine_lib.make_scatter(X, y, 200, helpers.TINY.n_features, np.random.default_rng(0))
+  np.testing.assert_allclose(ew.encode(None, sc), eo.encode(None, sc), atol=1e-6)
+
+
+def test_cli_converts_an_orbax_export(tmp_path):
+  src = helpers.export_tiny(tmp_path / "run" / "export")
+  r = subprocess.run([sys.executable, "-m", "lee_jax.weights", f"--from={tmp_path / 'run'}",
+                      f"--to={tmp_path / 'w'}", "--dtype=bfloat16"],
+                     capture_output=True, text=True, timeout=300)
+  assert r.returncode == 0, r.stderr
+  assert "wrote" in r.stdout and weights.is_weights_dir(tmp_path / "w")
+  assert json.loads((tmp_path / "w" / "meta.json").read_text())["dtype"] == "bfloat16"
+  bad = subprocess.run([sys.executable, "-m", "lee_jax.weights", f"--from={tmp_path / 'none'}"],
+                       capture_output=True, text=True, timeout=300)
+  assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and str(src) not in bad.stderr
