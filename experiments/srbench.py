@@ -34,8 +34,14 @@ from lee_jax import datasets
 from lee_jax import engine as engine_lib
 from lee_jax import model as model_lib
 from lee_jax import search
+from lee_jax import score
 from lee_jax import trial
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import peers  # noqa: E402  (experiments/peers.py, beside this script)
+
+_METHOD = flags.DEFINE_enum("method", "lee", ["lee", *peers.PEERS],
+                            "lee, or a peer run on the identical splits (experiments/peers.py).")
 _GROUP = flags.DEFINE_list("group", ["strogatz"], "strogatz, feynman, blackbox, or all.")
 _DATASETS = flags.DEFINE_list("datasets", None, "Explicit dataset names (overrides --group).")
 _NOISE = flags.DEFINE_list("noise", ["0"], "Target noise levels (ground-truth groups).")
@@ -83,7 +89,7 @@ def read_results(path: pathlib.Path) -> list[dict]:
 
 def append_result(path: pathlib.Path, row: dict) -> None:
   with path.open("a") as f:
-    f.write(json.dumps(row) + "\n")
+    f.write(json.dumps(trial.json_safe(row)) + "\n")
     f.flush()
     os.fsync(f.fileno())
 
@@ -108,10 +114,39 @@ def summary(rows: list[dict]) -> str:
   return "\n".join(lines)
 
 
+def run_peer(method: str, p: datasets.Split, seed: int) -> dict:
+  """A peer on SRBench's training part (train + validation: peers have no use for our
+  validation fold), scored like LEE: R2 on each fold, LEE's simplified node count."""
+  from lee_jax import expr as E
+
+  X = np.concatenate([p.X_train, p.X_val])
+  y = np.concatenate([p.y_train, p.y_val])
+  model, seconds = peers.fit_peer(method, X, y, seed)
+  names = [f"x{i}" for i in range(X.shape[1])]
+  f = E.numpy_function(model, names)
+  return {"found": True, "expression": str(model), "wall_time_s": round(seconds, 3),
+          "r2_train": score.r2(y, f(X)), "r2_test": score.r2(p.y_test, f(p.X_test)),
+          "complexity": E.node_count(E.simplify(model)),
+          "complexity_raw": E.node_count(model)}
+
+
+def _log(i, n, name, noise, t, row, t0) -> None:
+  el = time.perf_counter() - t0
+  eta = el / (i + 1) * (n - i - 1)
+  r2 = row.get("r2_test")
+  r2 = r2 if r2 is None or np.isfinite(r2) else None
+  print(f"[{i + 1}/{n}] {name} noise {noise:g} trial {t}: "
+        + (f"R2 {r2:.4f} C {row.get('complexity')} {row.get('wall_time_s', 0):.1f}s" if r2 is not None
+           else row.get("error", "no valid expression or non-finite test predictions"))
+        + f"  (elapsed {el / 60:.1f} min, ETA {eta / 60:.1f} min)", file=sys.stderr, flush=True)
+
+
 def main(argv):
   del argv
   logging.set_verbosity(logging.WARNING)
-  out_dir = pathlib.Path(_OUT.value or f"experiments/results/srbench_{_PRESET.value}_{_MODE.value}")
+  default = (f"srbench_{_PRESET.value}_{_MODE.value}" if _METHOD.value == "lee"
+             else f"srbench_{_METHOD.value}")
+  out_dir = pathlib.Path(_OUT.value or f"experiments/results/{default}")
   results = out_dir / "results.jsonl"
   if _SUMMARY.value:
     print(summary(read_results(results)))
@@ -126,7 +161,10 @@ def main(argv):
   todo = [c for c in todo if cell_key(*c) not in done]
   cfg = configs.get_search_config(_PRESET.value, rounds=_ROUNDS.value, iterations=_ITERS.value,
                                   workers=_WORKERS.value, fitter=_FITTER.value)
-  if _RANDOM.value:
+  if _METHOD.value != "lee":
+    eng = bundle = None
+    source = _METHOD.value
+  elif _RANDOM.value:
     model = model_lib.LEE(configs.get_model_config(_RANDOM.value), rngs=nnx.Rngs(0))
     eng, bundle, source = engine_lib.Engine(model), engine_lib.to_bundle(model), f"untrained {_RANDOM.value}"
   else:
@@ -141,28 +179,25 @@ def main(argv):
   for i, (name, noise, t) in enumerate(todo):
     seed = _SEED.value + 1000 * t
     row = {"key": cell_key(name, noise, t), "dataset": name,
-           "group": datasets.group_of(name),
+           "group": datasets.group_of(name), "method": _METHOD.value,
            "noise": noise, "trial": t, "seed": seed, "preset": _PRESET.value, "mode": _MODE.value,
            "model": source}
     try:
       ds = datasets.load_dataset(name)
       p = datasets.split(ds.X, ds.y, seed=seed, noise=noise)
-      data = search.SearchData(p.X_train, p.y_train, p.X_val, p.y_val)
-      res = trial.run_trial(eng, data, cfg, _MODE.value, seed, bundle=bundle)
-      rep = trial.report(res, p.X_test, p.y_test, data, ds.feature_names)
-      rep.pop("rounds", None)  # per-round detail stays out of the sweep table
-      row.update(rep)
+      if _METHOD.value != "lee":
+        row.update(run_peer(_METHOD.value, p, seed))
+      else:
+        data = search.SearchData(p.X_train, p.y_train, p.X_val, p.y_val)
+        res = trial.run_trial(eng, data, cfg, _MODE.value, seed, bundle=bundle)
+        rep = trial.report(res, p.X_test, p.y_test, data, ds.feature_names)
+        rep.pop("rounds", None)  # per-round detail stays out of the sweep table
+        row.update(rep)
     except Exception as e:  # noqa: BLE001 -- a sweep records a broken cell and goes on
       row.update({"found": False, "error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
                   "traceback": traceback.format_exc(limit=3)})
     append_result(results, row)
-    el = time.perf_counter() - t0
-    eta = el / (i + 1) * (len(todo) - i - 1)
-    r2 = row.get("r2_test")
-    print(f"[{i + 1}/{len(todo)}] {name} noise {noise:g} trial {t}: "
-          + (f"R2 {r2:.4f} C {row.get('complexity')} {row.get('wall_time_s', 0):.1f}s" if r2 is not None
-             else row.get("error", "no valid expression"))
-          + f"  (elapsed {el / 60:.1f} min, ETA {eta / 60:.1f} min)", file=sys.stderr, flush=True)
+    _log(i, len(todo), name, noise, t, row, t0)
   print(summary(read_results(results)))
 
 

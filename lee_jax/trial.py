@@ -152,14 +152,15 @@ def report(result: TrialResult, X_test: np.ndarray, y_test: np.ndarray, data: se
   out["equations"] = [{"complexity": c.complexity, "r2_val": c.r2_val,
                        "expression": str(E.to_sympy(c.node, names))}
                       for c in pareto_front(result.rounds)]
-  return _json_safe(out)
+  return json_safe(out)
 
 
-def _json_safe(x):
+def json_safe(x):
+  """Non-finite floats -> None (strict JSON), NumPy scalars -> Python numbers."""
   if isinstance(x, dict):
-    return {k: _json_safe(v) for k, v in x.items()}
+    return {k: json_safe(v) for k, v in x.items()}
   if isinstance(x, (list, tuple)):
-    return [_json_safe(v) for v in x]
+    return [json_safe(v) for v in x]
   if isinstance(x, (float, np.floating)):
     return float(x) if np.isfinite(x) else None
   if isinstance(x, np.integer):

@@ -37,3 +37,15 @@ def test_sweep_records_each_cell_once_and_resumes(tmp_path):
   r = _run(tmp_path, "--datasets=strogatz_lv1", "--noise=0", "--trials=2")
   assert r.returncode == 0, r.stderr
   assert "1 to run" in r.stdout
+
+
+def test_peers_run_through_the_same_runner(tmp_path):
+  for method in ("gplearn", "operon"):
+    r = subprocess.run(
+        [sys.executable, str(REPO / "experiments" / "srbench.py"), f"--method={method}",
+         "--datasets=strogatz_glider1", f"--out_dir={tmp_path / method}"],
+        capture_output=True, text=True, timeout=600, cwd=REPO)
+    assert r.returncode == 0, r.stderr
+    (row,) = [json.loads(l) for l in (tmp_path / method / "results.jsonl").read_text().splitlines()]
+    assert row["method"] == method and row["found"] and "error" not in row
+    assert row["r2_test"] > 0.5 and row["complexity"] >= 1 and "x" in row["expression"]
