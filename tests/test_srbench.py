@@ -49,3 +49,20 @@ def test_peers_run_through_the_same_runner(tmp_path):
     (row,) = [json.loads(l) for l in (tmp_path / method / "results.jsonl").read_text().splitlines()]
     assert row["method"] == method and row["found"] and "error" not in row
     assert row["r2_test"] > 0.5 and row["complexity"] >= 1 and "x" in row["expression"]
+
+
+def test_aggregate_puts_our_runs_beside_the_paper_rows(tmp_path):
+  run = tmp_path / "run"
+  run.mkdir()
+  rows = [{"group": "strogatz", "noise": 0.0, "r2_test": 0.9, "complexity": 10},
+          {"group": "strogatz", "noise": 0.0, "r2_test": None, "complexity": None},  # failed
+          {"group": "blackbox", "noise": 0.0, "r2_test": 0.5, "complexity": 7}]
+  (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows) + '{"cut')
+  r = subprocess.run([sys.executable, str(REPO / "experiments" / "aggregate.py"),
+                      f"--runs=mine={run}", f"--out_dir={tmp_path / 't'}"],
+                     capture_output=True, text=True, timeout=120, cwd=REPO)
+  assert r.returncode == 0, r.stderr
+  md = (tmp_path / "t" / "table1.md").read_text()
+  assert "| LEE [paper] | 0.854 / 8.1 |" in md and "| Operon [paper] | 0.988 / 59.0 |" in md
+  mine = next(l for l in md.splitlines() if l.startswith("| mine"))
+  assert "0.450 / 10.0 (2 cells)" in mine and "0.500 / 7.0 (1 cells)" in mine
