@@ -40,6 +40,10 @@ _MAX_SECONDS = flags.DEFINE_float("max_seconds", 0, "Wall-clock budget; save and
 _RESUME = flags.DEFINE_bool("resume", True, "Continue from the phase's latest checkpoint if there is one.")
 _INIT = flags.DEFINE_enum("init", "previous", ["previous", "scratch"],
                           "Start phase N>1 from phase N-1's checkpoint, or from random init.")
+_INIT_FROM = flags.DEFINE_string(
+    "init_from", None, "Start from these params instead (a `python -m lee_jax.weights` folder such "
+    "as the shipped lee_jax/weights, an export/ or a workdir): continue training a released "
+    "model. Applies to phase 1, or to every phase with --init=scratch.")
 _WORKERS = flags.DEFINE_integer("workers", 0, "grain worker processes for the data pipeline.")
 _LOG_EVERY = flags.DEFINE_integer("log_every", 100, "Steps between progress/metrics lines.")
 _SAVE_EVERY = flags.DEFINE_integer("save_every", 1000, "Steps between checkpoints.")
@@ -71,7 +75,7 @@ def config_from_flags() -> tuple[TrainConfig, list[int]]:
       workdir=pathlib.Path(_WORKDIR.value).absolute(), batch_size=_BATCH.value, steps=tuple(steps),
       lr=_LR.value, min_lr=_MIN_LR.value, warmup=_WARMUP.value, weight_decay=_WEIGHT_DECAY.value,
       clip_norm=_CLIP.value, seed=_SEED.value, max_seconds=_MAX_SECONDS.value, resume=_RESUME.value,
-      init=_INIT.value, workers=_WORKERS.value, log_every=max(1, _LOG_EVERY.value),
+      init=_INIT.value, init_from=_INIT_FROM.value, workers=_WORKERS.value, log_every=max(1, _LOG_EVERY.value),
       save_every=max(1, _SAVE_EVERY.value), keep=max(1, _KEEP.value))
   return cfg, phases
 

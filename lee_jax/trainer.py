@@ -43,6 +43,7 @@ class TrainConfig:
   max_seconds: float = 0.0
   resume: bool = True
   init: str = "previous"
+  init_from: str | None = None  # params to start the first phase from (weights dir or export)
   workers: int = 0
   log_every: int = 100
   save_every: int = 1000
@@ -92,6 +93,20 @@ def _fmt_time(seconds: float) -> str:
   return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m{seconds % 60:02d}s"
 
 
+def _init_from(model: model_lib.LEE, cfg: TrainConfig) -> None:
+  """Copy the params of a trained model (e.g. the shipped lee_jax/weights) into `model`."""
+  from lee_jax import weights  # deferred: only this path reads shipped weights
+
+  path = cfg.init_from
+  src = weights.load(path) if weights.is_weights_dir(path) else checkpoints.load_model(path)
+  have = jax.tree.map(lambda a: a.shape, nnx.to_pure_dict(nnx.state(src, nnx.Param)))
+  want = jax.tree.map(lambda a: a.shape, nnx.to_pure_dict(nnx.state(model, nnx.Param)))
+  if have != want:
+    raise TrainError(f"{path} holds a different architecture than --model={cfg.model}; "
+                     "pass the --model it was trained as")
+  nnx.update(model, nnx.state(src, nnx.Param))
+
+
 def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> dict:
   """Run (or resume) one phase to its step count or the deadline; returns the last metrics."""
   spec = configs.PHASES[phase]
@@ -103,7 +118,10 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
   # --- model: random init, then the previous phase's params where there is one
   model = model_lib.LEE(cfg.model_cfg, rngs=nnx.Rngs(cfg.seed))
   resuming = cfg.resume and pdir.is_dir() and checkpoints.open_manager(pdir, 1).latest_step() is not None
-  if phase > 1 and cfg.init == "previous" and not resuming:
+  if cfg.init_from and not resuming and (phase == 1 or cfg.init != "previous"):
+    _init_from(model, cfg)
+    print(f"phase {phase}: initialised from {cfg.init_from}", flush=True)
+  elif phase > 1 and cfg.init == "previous" and not resuming:
     prev = checkpoints.phase_dir(cfg.workdir, phase - 1)
     if not prev.is_dir():
       raise TrainError(

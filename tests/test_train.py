@@ -128,3 +128,22 @@ def test_single_process_does_not_start_distributed(monkeypatch):
   assert sharding.initialize_distributed() is False
   mesh = sharding.mesh()
   assert mesh.shape["data"] == jax.device_count() == 2  # conftest simulates 2 CPU devices
+
+
+def test_init_from_shipped_style_weights(tmp_path):
+  from lee_jax import weights
+
+  src = model_lib.LEE(TINY, rngs=nnx.Rngs(7))
+  weights.export(src, tmp_path / "w", "tiny")
+  # lr 0: the one step cannot move the params, so the export must equal the source.
+  train.train_phase(_cfg(tmp_path / "run", steps=1, lr=0.0, min_lr=0.0,
+                         init_from=str(tmp_path / "w")), 1)
+  got = jax.tree.leaves(_params(tmp_path / "run"))
+  want = jax.tree.leaves(nnx.state(src, nnx.Param))
+  assert len(got) == len(want)
+  for a, b in zip(got, want):
+    np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+  other = model_lib.LEE(configs.get_model_config("tiny", enc_dim=32, dtype="float32"), rngs=nnx.Rngs(0))
+  weights.export(other, tmp_path / "other", "tiny")
+  with pytest.raises(train.TrainError, match="different architecture"):
+    train.train_phase(_cfg(tmp_path / "run2", steps=1, init_from=str(tmp_path / "other")), 1)
