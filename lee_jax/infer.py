@@ -121,15 +121,13 @@ def main(argv):
   reports = []
   for t in range(_TRIALS.value):
     seed = _SEED.value + 1000 * t
-    parts = datasets.split(ds.X, ds.y, seed=seed, noise=_NOISE.value)
+    parts = first if t == 0 else datasets.split(ds.X, ds.y, seed=seed, noise=_NOISE.value)
     print(f"trial {t + 1}/{_TRIALS.value} (seed {seed}): preset {_PRESET.value}, mode {_MODE.value}, {cfg.rounds} rounds x {cfg.iterations} "
           f"iterations, {cfg.workers} worker(s)", flush=True)
     data = search.SearchData(parts.X_train, parts.y_train, parts.X_val, parts.y_val)
     bar = None if _QUIET.value else progress_lib.SearchProgress(cfg.rounds)
     result = trial_lib.run_trial(engine, data, cfg, _MODE.value, seed,
-                                 progress=bar if cfg.workers <= 1 else None,
-                                 on_round=bar.round_done if bar and cfg.workers > 1 else None,
-                                 bundle=bundle)
+                                 progress=bar, bundle=bundle)
     rep = trial_lib.report(result, parts.X_test, parts.y_test, data, ds.feature_names, {
         "dataset": ds.name, "trial": t, "seed": seed, "noise": _NOISE.value,
         "preset": _PRESET.value, "mode": _MODE.value, "config": dataclasses.asdict(cfg)})

@@ -106,12 +106,12 @@ class LEERegressor:
     engine, bundle = engine_lib.load(self.checkpoint, cfg.constrain)
     bar = progress_lib.SearchProgress(cfg.rounds) if self.verbose else None
     result = trial_lib.run_trial(engine, data, cfg, self.mode, self.seed,
-                                 progress=bar if cfg.workers <= 1 else None,
-                                 on_round=bar.round_done if bar and cfg.workers > 1 else None,
-                                 bundle=bundle)
+                                 progress=bar, bundle=bundle)
+    self.failures_ = result.failures()
+    self.wall_time_ = result.wall_time
     if result.winner is None:
-      raise RuntimeError("no valid expression found; see failures_ for why "
-                         "(try more iterations or another checkpoint)")
+      raise RuntimeError(f"no valid expression found (failures: {self.failures_}); try more "
+                         "iterations or another checkpoint")
     self.feature_names_in_ = np.asarray(ds.feature_names, dtype=object)
     self.n_features_in_ = ds.X.shape[1]
     self.best_node_ = result.winner.node  # full-precision constants
@@ -121,12 +121,6 @@ class LEERegressor:
         {"complexity": c.complexity, "r2_val": c.r2_val, "prefix": " ".join(E.to_prefix(c.node)),
          "expression": str(trial_lib.sympy_of(c.node, ds.feature_names))}
         for c in trial_lib.pareto_front(result.rounds)]
-    failures: dict[str, int] = {}
-    for r in result.rounds:
-      for k, v in r.failures.items():
-        failures[k] = failures.get(k, 0) + v
-    self.failures_ = failures
-    self.wall_time_ = result.wall_time
     return self
 
   # --- using the result -------------------------------------------------------------------

@@ -14,7 +14,7 @@ import dataclasses
 import multiprocessing
 import os
 import time
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import sympy
@@ -35,6 +35,13 @@ class TrialResult:
   rounds: list[search.RoundResult]
   wall_time: float
 
+  def failures(self) -> dict[str, int]:
+    """Failure counts summed over the rounds."""
+    total: collections.Counter = collections.Counter()
+    for r in self.rounds:
+      total.update(r.failures)
+    return dict(total)
+
 
 # --- worker processes ------------------------------------------------------------------------
 
@@ -50,18 +57,19 @@ def _worker_round(data, cfg, mode, round_index, seed) -> search.RoundResult:
 
 
 def run_trial(engine: engine_lib.Engine, data: search.SearchData, cfg: configs.SearchConfig,
-              mode: str, seed: int, progress: search.Progress | None = None,
-              on_round: Callable[[search.RoundResult], None] | None = None,
-              bundle: dict | None = None) -> TrialResult:
-  """R rounds; in-process when cfg.workers == 1, else in cfg.workers processes (needs bundle)."""
+              mode: str, seed: int, progress=None, bundle: dict | None = None) -> TrialResult:
+  """R rounds; in-process when cfg.workers == 1, else in cfg.workers processes (needs bundle).
+
+  progress: a search.Progress callable, told every iteration of in-process rounds; if it
+  has a `round_done(RoundResult)` method (progress.SearchProgress), that is called as each
+  worker-process round finishes instead.
+  """
   t0 = time.perf_counter()
   seeds = [seed + r for r in range(cfg.rounds)]
   results: list[search.RoundResult] = []
   if cfg.workers <= 1 or cfg.rounds == 1:
     for r, s in enumerate(seeds):
       results.append(search.run_round(engine, data, cfg, mode, r, s, progress))
-      if on_round:
-        on_round(results[-1])
   else:
     if bundle is None:
       raise ValueError("running rounds in worker processes needs the model bundle")
@@ -74,8 +82,8 @@ def run_trial(engine: engine_lib.Engine, data: search.SearchData, cfg: configs.S
       futures = [ex.submit(_worker_round, data, cfg, mode, r, s) for r, s in enumerate(seeds)]
       for f in concurrent.futures.as_completed(futures):
         results.append(f.result())
-        if on_round:
-          on_round(results[-1])
+        if hasattr(progress, "round_done"):
+          progress.round_done(results[-1])
     results.sort(key=lambda r: r.round_index)
   best = pool_lib.best_by_val([r.winner for r in results if r.winner is not None])
   winner_round = next((r.round_index for r in results if r.winner is best), None) if best else None
@@ -113,10 +121,8 @@ def sympy_of(node: E.Node, names) -> sympy.Expr:
 def report(result: TrialResult, X_test: np.ndarray, y_test: np.ndarray, data: search.SearchData,
            names, extra: dict | None = None) -> dict:
   """A JSON-ready summary of a trial (float64 R2 on every fold for the winner)."""
-  failures: collections.Counter = collections.Counter()
   timings: collections.Counter = collections.Counter()
   for r in result.rounds:
-    failures.update(r.failures)
     timings.update(r.timings)
   out: dict[str, Any] = dict(extra or {})
   out.update({
@@ -125,7 +131,7 @@ def report(result: TrialResult, X_test: np.ndarray, y_test: np.ndarray, data: se
       "winner_round": result.winner_round,
       "candidates": sum(r.candidates for r in result.rounds),
       "unique_candidates": sum(r.unique for r in result.rounds),
-      "failures": dict(failures),
+      "failures": result.failures(),
       "timings_s": {k: round(v, 3) for k, v in sorted(timings.items())},
   })
   if result.winner is not None:

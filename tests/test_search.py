@@ -116,7 +116,18 @@ def test_trial_picks_the_round_with_the_best_validation_r2(eng, data):
 def test_rounds_in_worker_processes_match_in_process(eng, data):
   cfg = dataclasses.replace(helpers.SMALL_SEARCH, rounds=2, iterations=5, workers=2)
   bundle = engine_lib.to_bundle(helpers.tiny_model())
-  par = trial.run_trial(eng, data, cfg, "iterative", seed=11, bundle=bundle)
+  class Progress:
+    done: list = []
+
+    def __call__(self, *args):
+      raise AssertionError("worker rounds report when done, not per iteration")
+
+    def round_done(self, result):
+      self.done.append(result.round_index)
+
+  progress = Progress()
+  par = trial.run_trial(eng, data, cfg, "iterative", seed=11, bundle=bundle, progress=progress)
+  assert sorted(progress.done) == [0, 1]
   seq = trial.run_trial(eng, data, dataclasses.replace(cfg, workers=1), "iterative", seed=11)
   assert [E.to_prefix(r.winner.node) for r in par.rounds] == [E.to_prefix(r.winner.node) for r in seq.rounds]
 
