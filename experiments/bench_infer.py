@@ -20,12 +20,10 @@ import numpy as np
 from absl import app
 from absl import flags
 from absl import logging
-from flax import nnx
 
 from lee_jax import configs
 from lee_jax import datasets
 from lee_jax import engine as engine_lib
-from lee_jax import model as model_lib
 from lee_jax import search
 from lee_jax import trial
 
@@ -51,8 +49,7 @@ def main(argv):
   del argv
   logging.set_verbosity(logging.WARNING)
   if _RANDOM.value:
-    model = model_lib.LEE(configs.get_model_config(_RANDOM.value), rngs=nnx.Rngs(0))
-    eng, bundle = engine_lib.Engine(model), engine_lib.to_bundle(model)
+    eng, bundle = engine_lib.untrained(_RANDOM.value)
     source = f"untrained {_RANDOM.value}"
   else:
     eng, bundle = engine_lib.load(_CHECKPOINT.value)

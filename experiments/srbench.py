@@ -26,13 +26,11 @@ import numpy as np
 from absl import app
 from absl import flags
 from absl import logging
-from flax import nnx
 
 from lee_jax import checkpoints
 from lee_jax import configs
 from lee_jax import datasets
 from lee_jax import engine as engine_lib
-from lee_jax import model as model_lib
 from lee_jax import search
 from lee_jax import score
 from lee_jax import trial
@@ -165,8 +163,7 @@ def main(argv):
     eng = bundle = None
     source = _METHOD.value
   elif _RANDOM.value:
-    model = model_lib.LEE(configs.get_model_config(_RANDOM.value), rngs=nnx.Rngs(0))
-    eng, bundle, source = engine_lib.Engine(model), engine_lib.to_bundle(model), f"untrained {_RANDOM.value}"
+    (eng, bundle), source = engine_lib.untrained(_RANDOM.value), f"untrained {_RANDOM.value}"
   else:
     try:
       eng, bundle = engine_lib.load(_CHECKPOINT.value)

@@ -133,6 +133,27 @@ def _one_line(e: Exception) -> str:
   return (text[0] if text else type(e).__name__)[:300]
 
 
+def model_dir(directory: str | pathlib.Path) -> pathlib.Path:
+  """A model directory as given, or the export/ inside a training workdir."""
+  directory = pathlib.Path(directory).absolute()
+  if (directory / "export" / "meta.json").is_file() and not (directory / "meta.json").is_file():
+    directory = directory / "export"
+  if not directory.is_dir():
+    raise CheckpointError(f"no checkpoint directory {directory}")
+  return directory
+
+
+def read_model_meta(meta_file: pathlib.Path):
+  """(meta dict, ModelConfig) from a meta.json; CheckpointError naming the file otherwise."""
+  from lee_jax import configs
+
+  try:
+    meta = json.loads(meta_file.read_text())
+    return meta, configs.ModelConfig(**meta["model_config"])
+  except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+    raise CheckpointError(f"cannot read the model config in {meta_file}: {_one_line(e)}") from None
+
+
 def load_model(directory: str | pathlib.Path):
   """An LEE model from an export directory (params/ + meta.json) or a training workdir.
 
@@ -140,20 +161,10 @@ def load_model(directory: str | pathlib.Path):
   """
   from flax import nnx  # deferred: the training side of this module does not need NNX
 
-  from lee_jax import configs
   from lee_jax import model as model_lib
 
-  directory = pathlib.Path(directory).absolute()
-  if (directory / "export" / "meta.json").is_file() and not (directory / "meta.json").is_file():
-    directory = directory / "export"
-  if not directory.is_dir():
-    raise CheckpointError(f"no checkpoint directory {directory}")
-  meta_file = directory / "meta.json"
-  try:
-    meta = json.loads(meta_file.read_text())
-    cfg = configs.ModelConfig(**meta["model_config"])
-  except (OSError, ValueError, KeyError, TypeError) as e:
-    raise CheckpointError(f"cannot read the model config in {meta_file}: {_one_line(e)}") from None
+  directory = model_dir(directory)
+  meta, cfg = read_model_meta(directory / "meta.json")
   model = nnx.eval_shape(lambda: model_lib.LEE(cfg, rngs=nnx.Rngs(0)))
   graphdef, abstract_params, rest = nnx.split(model, nnx.Param, ...)
   params = load_params(directory, abstract_params, {"model_config": meta["model_config"]})

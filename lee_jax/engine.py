@@ -19,12 +19,9 @@ from flax import nnx
 
 from lee_jax import configs
 from lee_jax import decode
+from lee_jax import evaluate
 from lee_jax import model as model_lib
 from lee_jax import vocab
-
-
-def bucket_size(n: int, minimum: int = 8) -> int:
-  return max(minimum, 1 << max(n - 1, 0).bit_length())
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,7 +103,7 @@ class Engine:
     if tokens is None:
       tokens = np.zeros((1, 0), np.int32)
     b = len(tokens)
-    padded = np.zeros((bucket_size(b, 1 if tokens.shape[1] == 0 else 8), tokens.shape[1]), np.int32)
+    padded = np.zeros((evaluate.batch_bucket(b, 1 if tokens.shape[1] == 0 else 8), tokens.shape[1]), np.int32)
     padded[:b] = tokens
     if tokens.shape[1]:
       padded[b:, 0], padded[b:, 1], padded[b:, 2] = vocab.BOS, vocab.FIRST_VAR_ID, vocab.EOS
@@ -117,7 +114,7 @@ class Engine:
              n_vars: int) -> np.ndarray:
     """Decode one sequence per row of z [B, d_z]; the first n_greedy rows by argmax."""
     b = len(z)
-    bp = bucket_size(b)
+    bp = evaluate.batch_bucket(b)
     zp = np.zeros((bp, z.shape[1]), np.float32)
     zp[:b] = z
     greedy = np.arange(bp) < n_greedy
@@ -150,6 +147,12 @@ def from_bundle(bundle: dict[str, Any]) -> model_lib.LEE:
   return model
 
 
+def untrained(name: str) -> tuple[Engine, dict]:
+  """(Engine, bundle) of a randomly initialised model of a preset size (timing, smoke tests)."""
+  model = model_lib.LEE(configs.get_model_config(name), rngs=nnx.Rngs(0))
+  return Engine(model), to_bundle(model)
+
+
 _LOADED: dict[tuple[str, bool], tuple[Engine, dict]] = {}
 
 
@@ -171,6 +174,6 @@ def load(checkpoint: str | None = None, constrain: bool = True) -> tuple[Engine,
       raise checkpoints.CheckpointError(
           f"no trained checkpoint is shipped with this build ({path} is missing); pass a "
           "checkpoint directory (a training workdir or its export/ folder)")
-    model = weights.load(path) if weights.is_weights_dir(path) else checkpoints.load_model(path)
+    model = weights.load_any(path)
     _LOADED[(path, constrain)] = (Engine(model, constrain), to_bundle(model))
   return _LOADED[(path, constrain)]

@@ -176,6 +176,12 @@ def evaluate_one(ids: jnp.ndarray, consts: jnp.ndarray, X: jnp.ndarray):
   return jnp.where(ok, stack[0], jnp.nan), ok
 
 
+def batch_bucket(n: int, minimum: int = 8) -> int:
+  """The padded size for n items: the next power of two, at least `minimum` (so a jitted
+  batched call compiles once per bucket, not once per size)."""
+  return max(minimum, 1 << max(n - 1, 0).bit_length())
+
+
 @jax.jit
 def evaluate_jax(ids: jnp.ndarray, consts: jnp.ndarray, X: jnp.ndarray):
   """Batched evaluation.

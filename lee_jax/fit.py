@@ -215,10 +215,6 @@ def _lm_batch(steps: int):
   return _LM_CACHE[steps]
 
 
-def _pow2(n: int, minimum: int) -> int:
-  return max(minimum, 1 << max(n - 1, 0).bit_length())
-
-
 def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 30,
               restarts: int = 4, seed: int = 0) -> list[FitResult]:
   """Fit every node's constants at once on the device; one FitResult per node (aligned).
@@ -226,6 +222,8 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 30
   Restart 0 starts from the decoded constants, the others from c0 + 0.5 (|c0| + 1) eps.
   Nodes with more than MAX_CONSTS constants are fitted by scipy L-BFGS-B (`fit_constants`).
   """
+  from lee_jax import evaluate  # deferred, as in _lm_one
+
   X, y = np.asarray(X, np.float64), np.asarray(y, np.float64)
   out: list[FitResult | None] = [None] * len(nodes)
   batch = []
@@ -237,7 +235,7 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 30
       batch.append(i)
   if batch:
     seqs = [skeleton_ids(nodes[i]) for i in batch]
-    b, L = _pow2(len(batch), 8), _pow2(max(len(s) for s in seqs), 16)
+    b, L = evaluate.batch_bucket(len(batch), 8), evaluate.batch_bucket(max(len(s) for s in seqs), 16)
     ids = np.full((b, L), vocab.PAD, np.int32)
     ids[:, :3] = [vocab.BOS, vocab.FIRST_VAR_ID, vocab.EOS]  # padding rows: a harmless "x0"
     pos = np.full((b, MAX_CONSTS), L, np.int32)  # L is out of range: dropped
@@ -251,7 +249,7 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 30
       cmask[row, :len(p)] = True
       c0[row, :len(p)] = E.constants(nodes[i])
     # Only as many constant slots (= forward-mode tangents) as this batch needs.
-    mc = _pow2(int(cmask.sum(axis=1).max()), 1)
+    mc = evaluate.batch_bucket(int(cmask.sum(axis=1).max()), 1)
     pos, cmask, c0 = pos[:, :mc], cmask[:, :mc], c0[:, :mc]
     rng = np.random.default_rng(seed)
     eps = rng.standard_normal((b, restarts, mc))
@@ -259,7 +257,7 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 30
     with np.errstate(over="ignore"):  # a decoded 1e99 becomes inf: that start just fails
       starts = (c0[:, None] + 0.5 * (np.abs(c0[:, None]) + 1.0) * eps).astype(np.float32)
     n = len(y)
-    m = _pow2(n, 256)
+    m = evaluate.batch_bucket(n, 256)
     Xp = np.zeros((m, max(X.shape[1], 1)), np.float32)
     Xp[:n] = X
     yp = np.zeros(m, np.float32)

@@ -98,7 +98,7 @@ def batched_r2(ids: np.ndarray, consts: np.ndarray, padded_rows) -> np.ndarray:
   padded_rows: the output of pad_rows. B is padded to a power of two (>= 8).
   """
   b = len(ids)
-  bp = max(8, 1 << (b - 1).bit_length())
+  bp = evaluate.batch_bucket(b)
   ids_p = np.zeros((bp, ids.shape[1]), np.int32)
   ids_p[:b] = ids
   consts_p = np.ones((bp, ids.shape[1]), np.float32)

@@ -98,7 +98,7 @@ def _init_from(model: model_lib.LEE, cfg: TrainConfig) -> None:
   from lee_jax import weights  # deferred: only this path reads shipped weights
 
   path = cfg.init_from
-  src = weights.load(path) if weights.is_weights_dir(path) else checkpoints.load_model(path)
+  src = weights.load_any(path)
   have = jax.tree.map(lambda a: a.shape, nnx.to_pure_dict(nnx.state(src, nnx.Param)))
   want = jax.tree.map(lambda a: a.shape, nnx.to_pure_dict(nnx.state(model, nnx.Param)))
   if have != want:

@@ -109,16 +109,15 @@ def load(directory: str | pathlib.Path):
   import ml_dtypes
   from flax import nnx
 
-  from lee_jax import configs
+  from lee_jax import checkpoints
   from lee_jax import model as model_lib
 
   directory = pathlib.Path(directory).absolute()
   meta_file = directory / "meta.json"
+  meta, cfg = checkpoints.read_model_meta(meta_file)
   try:
-    meta = json.loads(meta_file.read_text())
-    cfg = configs.ModelConfig(**meta["model_config"])
     files, dtype = dict(meta["files"]), meta["dtype"]
-  except (OSError, ValueError, KeyError, TypeError) as e:
+  except (KeyError, TypeError, ValueError) as e:
     raise CheckpointError(f"cannot read {meta_file}: {str(e).splitlines()[0][:200]}") from None
   flat: dict[str, np.ndarray] = {}
   for name, digest in sorted(files.items()):
@@ -142,6 +141,13 @@ def load(directory: str | pathlib.Path):
   return model
 
 
+def load_any(directory: str | pathlib.Path):
+  """A model from this format, or from an Orbax export / training workdir (checkpoints)."""
+  from lee_jax import checkpoints
+
+  return load(directory) if is_weights_dir(directory) else checkpoints.load_model(directory)
+
+
 def main(argv):
   del argv
   from absl import flags
@@ -149,10 +155,9 @@ def main(argv):
   from lee_jax import checkpoints
 
   FLAGS = flags.FLAGS
-  model = checkpoints.load_model(FLAGS["from"].value)
-  meta = json.loads((pathlib.Path(FLAGS["from"].value) / "export" / "meta.json").read_text()
-                    if (pathlib.Path(FLAGS["from"].value) / "export").is_dir()
-                    else (pathlib.Path(FLAGS["from"].value) / "meta.json").read_text())
+  source = checkpoints.model_dir(FLAGS["from"].value)
+  model = checkpoints.load_model(source)
+  meta, _ = checkpoints.read_model_meta(source / "meta.json")
   out = export(model, FLAGS.to, meta.get("model", "unknown"), FLAGS.dtype, FLAGS.max_file_mib,
                {"source": {k: meta[k] for k in ("phase", "step") if k in meta}})
   total = sum(p.stat().st_size for p in out.glob("params-*.npz"))
