@@ -6,6 +6,7 @@ Pure host-side bookkeeping over `Candidate` records; no model, no data.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import numpy as np
@@ -27,7 +28,7 @@ class Candidate:
   origin: str  # 'init', 'iterative', 'refresh', 'gradient', 'cmaes', 'baseline'
   iteration: int = 0  # search iteration that produced it
 
-  @property
+  @functools.cached_property  # merges ask for it on every pool entry
   def key(self) -> tuple[str, ...]:
     """Identity in the pool: the prefix tokens (constants at 3 significant figures)."""
     return tuple(E.to_prefix(self.node))
