@@ -27,8 +27,8 @@ from lee_jax import score
 _N = flags.DEFINE_integer("n", 256, "Candidates.")
 _BATCH = flags.DEFINE_integer("batch", 16, "Candidates per fitter call.")
 _ROWS = flags.DEFINE_integer("rows", 500, "Fit rows per dataset.")
-_STEPS = flags.DEFINE_integer("steps", 30, "LM steps (jax fitter).")
-_RESTARTS = flags.DEFINE_integer("restarts", 4, "LM starts per candidate (jax fitter).")
+_STEPS = flags.DEFINE_integer("steps", 20, "LM steps (jax fitter).")
+_RESTARTS = flags.DEFINE_integer("restarts", 2, "LM starts per candidate (jax fitter).")
 _LBFGS = flags.DEFINE_integer("lbfgs", 300, "L-BFGS-B max iterations (scipy fitter).")
 _SEED = flags.DEFINE_integer("seed", 0, "Seed.")
 
@@ -58,7 +58,9 @@ def make_groups(n: int, batch: int, rows: int, rng: np.random.Generator):
 
 
 def r2_of(node, X, y) -> float:
-  return score.r2(y, evaluate.evaluate_numpy(node, X))
+  """Train R2 clipped to [-1, 1] as the search scores it (a pole gives R2 = -1e21 with either
+  fitter; unclipped, such pairs would swamp the paired differences)."""
+  return float(np.clip(score.r2(y, evaluate.evaluate_numpy(node, X)), -1.0, 1.0))
 
 
 def main(argv):

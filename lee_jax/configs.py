@@ -168,8 +168,8 @@ class SearchConfig:
   cmaes_popsize: int = 24
   cmaes_sigma: float = 0.5  # initial CMA-ES step size in z
   fitter: str = "scipy"  # constant fitter: 'scipy' (L-BFGS-B per candidate) or 'jax' (batched LM)
-  lm_steps: int = 30  # Levenberg-Marquardt steps of the jax fitter
-  lm_restarts: int = 4  # its starts per candidate (the decoded constants + perturbations)
+  lm_steps: int = 20  # Levenberg-Marquardt steps of the jax fitter
+  lm_restarts: int = 2  # its starts per candidate (the decoded constants + perturbations)
   constrain: bool = True  # grammar-constrained decoding (decode.py)
   baselines: bool = True  # seed each pool with c, c*x_i + c (so a round always has an answer)
   workers: int = 1  # rounds run concurrently in this many processes (1: in-process)

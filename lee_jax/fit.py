@@ -135,122 +135,120 @@ def fit_constants(node: E.Node, X: np.ndarray, y: np.ndarray, max_iter: int,
 
 # --- batched JAX fitter (--fitter=jax) -------------------------------------------------------
 #
-# All candidates of a call are fitted at once: each skeleton is written with one `C` token per
-# constant (so the stack machine's scan is short), the constants are a masked [M] vector, and a
-# fixed number of Levenberg-Marquardt steps runs under jit, vmapped over restarts and
-# candidates. The residual's Jacobian in the constants comes from forward-mode autodiff through
-# the JAX evaluator. Shapes are bucketed (candidates, tokens, rows) so a search compiles a few
-# times. float32: exact skeletons reach R2 ~ 1 - 1e-7 rather than scipy's 1 - 1e-12.
+# All candidates of a call are fitted at once. The trees are compiled on the host into one
+# straight-line program (program.py: about one operator per node, ready nodes of one operator class
+# packed into one instruction), so a batch costs about what its nodes cost, not 15 operators
+# per token. Levenberg-Marquardt runs under jit on every (candidate, start) lane together; the
+# residual's Jacobian in the constants comes from the program's forward-mode channels (one per
+# constant slot), computed at each trial point so an accepted step needs no second pass. Lanes stop on an exact
+# fit, a negligible accepted improvement, or a damping grown through ~10 rejections; the call
+# ends when every lane has stopped or after `steps`. float32: exact skeletons reach
+# R2 ~ 1 - 1e-7 rather than scipy's 1 - 1e-12.
 
 MAX_CONSTS = 8  # candidates with more constants go to scipy
 
 
-def skeleton_ids(node: E.Node) -> list[int]:
-  """BOS, prefix with every constant as one `C` token, EOS."""
-  toks = ["C" if n.name in ("const", "C") else n.name for n in E.walk(node)]
-  return [vocab.BOS] + [vocab.TOKEN_TO_ID[t] for t in toks] + [vocab.EOS]
-
-
-def _lm_one(ids, pos, cmask, c0, X, y, rmask, steps: int):
-  """LM from one start. ids [L], pos/cmask/c0 [M], X [N, D], y/rmask [N] -> (c [M], loss)."""
-  from lee_jax import evaluate  # deferred: keeps `import lee_jax.fit` light for scipy users
+def _lm(classes, lanes, args, roots, cmask, c0, X, y, rmask, steps: int, select_all: bool):
+  """LM over lanes. cmask [B, M] marks real constant slots, c0 [B, R, M] the starts, X [N, D],
+  y/rmask [N]. Returns (c [B, R, M], loss [B, R]) with loss = MSE / var(y) (inf if undefined)."""
   import jax
   import jax.numpy as jnp
 
+  from lee_jax import program  # deferred: keeps `import lee_jax.fit` light for scipy users
+
+  M = c0.shape[-1]
   n = jnp.maximum(rmask.sum(), 1)
   mean = jnp.sum(jnp.where(rmask, y, 0.0)) / n
   var = jnp.maximum(jnp.sum(jnp.where(rmask, (y - mean) ** 2, 0.0)) / n, 1e-12)
   scale = 1.0 / jnp.sqrt(n * var)  # sum of squared residuals = MSE / var(y)
 
-  def resid(c):
-    consts = jnp.ones(ids.shape, c.dtype).at[pos].set(jnp.where(cmask, c, 1.0), mode="drop")
-    y_hat, _ = evaluate.evaluate_one(ids, consts, X)
-    return jnp.where(rmask, y_hat - y, 0.0) * scale
+  def res_jac(c):
+    y_hat, J = program.run(classes, lanes, args, roots, c, X, jacobian=True, select_all=select_all)
+    r = jnp.where(rmask[None, None], y_hat - y[None, None], 0.0) * scale
+    J = J * scale
+    f = jnp.where(jnp.all(jnp.isfinite(r), -1), jnp.sum(r * r, -1), jnp.inf)
+    return r, J, f  # [B, R, N], [B, R, N, M], [B, R]
 
-  def loss(r):
-    return jnp.where(jnp.all(jnp.isfinite(r)), jnp.sum(r * r), jnp.inf)
+  free = cmask[:, None, :]  # [B, 1, M]
+  eye = jnp.eye(M, dtype=c0.dtype)[None, None]
 
-  eye = jnp.eye(c0.shape[0], dtype=c0.dtype)
-
-  def step(carry, _):
-    c, lam, f = carry
-    r, J = jax.vmap(lambda t: jax.jvp(resid, (c,), (t,)), out_axes=(None, 1))(eye)
-    J = jnp.where(cmask[None] & jnp.isfinite(J), J, 0.0)
-    r = jnp.where(jnp.isfinite(r), r, 0.0)
-    A = J.T @ J
-    g = J.T @ r
-    # Marquardt scaling; masked constants get an identity row so the system stays regular.
-    A = A + lam * jnp.diag(jnp.diag(A) + 1e-9) + jnp.diag(jnp.where(cmask, 0.0, 1.0))
-    delta = jnp.linalg.solve(A, -g)
-    c_new = c + jnp.where(cmask & jnp.isfinite(delta), delta, 0.0)
-    f_new = loss(resid(c_new))
-    better = f_new < f
-    c = jnp.where(better, c_new, c)
+  def body(state):
+    i, c, r, J, f, lam, active = state
+    Jm = jnp.where(free[:, :, None, :] & jnp.isfinite(J), J, 0.0)
+    rr = jnp.where(jnp.isfinite(r), r, 0.0)
+    A = jnp.einsum("brnm,brnk->brmk", Jm, Jm)
+    g = jnp.einsum("brnm,brn->brm", Jm, rr)
+    # Marquardt scaling; unused slots get an identity row so every system stays regular.
+    diag = jnp.diagonal(A, axis1=-2, axis2=-1)
+    A = A + (lam[..., None] * (diag + 1e-9) + jnp.where(free, 0.0, 1.0))[..., None] * eye
+    delta = jnp.linalg.solve(A, -g[..., None])[..., 0]
+    c_new = c + jnp.where(free & jnp.isfinite(delta) & active[..., None], delta, 0.0)
+    r_new, J_new, f_new = res_jac(c_new)
+    better = active & (f_new < f)
+    negligible = better & (f - f_new <= 1e-6 * f)
+    keep = better[..., None]
+    c = jnp.where(keep, c_new, c)
+    r = jnp.where(keep, r_new, r)
+    J = jnp.where(keep[..., None], J_new, J)
     f = jnp.where(better, f_new, f)
     lam = jnp.clip(jnp.where(better, lam * 0.3, lam * 10.0), 1e-9, 1e9)
-    return (c, lam, f), None
+    active = active & ~negligible & (f > 1e-14) & (lam < 1e6)
+    return i + 1, c, r, J, f, lam, active
 
-  def not_done(carry):
-    i, (c, lam, f) = carry
-    # Converged (exact fit, or a lambda that has grown through ~10 rejected steps) or out of steps.
-    return (i < steps) & (f > 1e-14) & (lam < 1e6) & jnp.isfinite(f)
-
-  f0 = loss(resid(c0))
-  init = (jnp.int32(0), (c0, jnp.asarray(1e-3, c0.dtype), f0))
-  _, (c, _, f) = jax.lax.while_loop(not_done, lambda s: (s[0] + 1, step(s[1], None)[0]), init)
-  return c, f
+  r0, J0, f0 = res_jac(c0)
+  active = jnp.isfinite(f0) & (f0 > 1e-14) & jnp.any(free, -1)
+  lam0 = jnp.full(f0.shape, 1e-3, c0.dtype)
+  state = (jnp.int32(0), c0, r0, J0, f0, lam0, active)
+  state = jax.lax.while_loop(lambda s: (s[0] < steps) & jnp.any(s[-1]), body, state)
+  return state[1], state[4]
 
 
 _LM_CACHE: dict = {}
 
 
-def _lm_batch(steps: int):
-  """jit(vmap over candidates (vmap over restarts)) of _lm_one, one per step count."""
+def _lm_jit(steps: int, select_all: bool):
   import jax
 
-  if steps not in _LM_CACHE:
-    over_starts = jax.vmap(lambda ids, pos, cm, c0, X, y, rm: _lm_one(ids, pos, cm, c0, X, y, rm, steps),
-                           in_axes=(None, None, None, 0, None, None, None))
-    _LM_CACHE[steps] = jax.jit(jax.vmap(over_starts, in_axes=(0, 0, 0, 0, None, None, None)))
-  return _LM_CACHE[steps]
+  key = (steps, select_all)
+  if key not in _LM_CACHE:
+    _LM_CACHE[key] = jax.jit(lambda *a: _lm(*a, steps=steps, select_all=select_all))
+  return _LM_CACHE[key]
 
 
-def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 30,
-              restarts: int = 4, seed: int = 0) -> list[FitResult]:
+def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20,
+              restarts: int = 2, seed: int = 0, select_all: bool | None = None) -> list[FitResult]:
   """Fit every node's constants at once on the device; one FitResult per node (aligned).
 
-  Restart 0 starts from the decoded constants, the others from c0 + 0.5 (|c0| + 1) eps.
-  Nodes with more than MAX_CONSTS constants are fitted by scipy L-BFGS-B (`fit_constants`).
+  Start 0 is the decoded constants, the others c0 + 0.5 (|c0| + 1) eps. Nodes with more than
+  MAX_CONSTS constants are fitted by scipy L-BFGS-B (`fit_constants`). select_all (default:
+  on accelerators) evaluates every operator per instruction instead of branching.
   """
-  from lee_jax import evaluate  # deferred, as in _lm_one
+  import jax
 
+  from lee_jax import evaluate
+  from lee_jax import program
+
+  if select_all is None:
+    select_all = jax.default_backend() != "cpu"
   X, y = np.asarray(X, np.float64), np.asarray(y, np.float64)
   out: list[FitResult | None] = [None] * len(nodes)
-  batch = []
+  batch, consts = [], {}
   for i, node in enumerate(nodes):
-    n_c = len(E.constants(node))
-    if n_c > MAX_CONSTS:
+    consts[i] = E.constants(node)
+    if len(consts[i]) > MAX_CONSTS:
       out[i] = fit_constants(node, X, y, max_iter=100)
     else:
       batch.append(i)
   if batch:
-    seqs = [skeleton_ids(nodes[i]) for i in batch]
-    b, L = evaluate.batch_bucket(len(batch), 8), evaluate.batch_bucket(max(len(s) for s in seqs), 16)
-    ids = np.full((b, L), vocab.PAD, np.int32)
-    ids[:, :3] = [vocab.BOS, vocab.FIRST_VAR_ID, vocab.EOS]  # padding rows: a harmless "x0"
-    pos = np.full((b, MAX_CONSTS), L, np.int32)  # L is out of range: dropped
-    cmask = np.zeros((b, MAX_CONSTS), bool)
-    c0 = np.zeros((b, MAX_CONSTS))
-    for row, (i, s) in enumerate(zip(batch, seqs)):
-      ids[row] = vocab.PAD
-      ids[row, :len(s)] = s
-      p = [k for k, t in enumerate(s) if t == vocab.C_ID]
-      pos[row, :len(p)] = p
-      cmask[row, :len(p)] = True
-      c0[row, :len(p)] = E.constants(nodes[i])
+    b = evaluate.batch_bucket(len(batch), 8)
     # Only as many constant slots (= forward-mode tangents) as this batch needs.
-    mc = evaluate.batch_bucket(int(cmask.sum(axis=1).max()), 1)
-    pos, cmask, c0 = pos[:, :mc], cmask[:, :mc], c0[:, :mc]
+    mc = evaluate.batch_bucket(max(len(consts[i]) for i in batch), 1)
+    prog = program.compile_trees([nodes[i] for i in batch], X.shape[1], mc, n_trees=b)
+    cmask = np.zeros((b, mc), bool)
+    c0 = np.zeros((b, mc))
+    for row, i in enumerate(batch):
+      cmask[row, :len(consts[i])] = True
+      c0[row, :len(consts[i])] = consts[i]
     rng = np.random.default_rng(seed)
     eps = rng.standard_normal((b, restarts, mc))
     eps[:, 0] = 0.0
@@ -258,20 +256,27 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 30
       starts = (c0[:, None] + 0.5 * (np.abs(c0[:, None]) + 1.0) * eps).astype(np.float32)
     n = len(y)
     m = evaluate.batch_bucket(n, 256)
-    Xp = np.zeros((m, max(X.shape[1], 1)), np.float32)
+    Xp = np.zeros((m, X.shape[1]), np.float32)
     Xp[:n] = X
     yp = np.zeros(m, np.float32)
     yp[:n] = y
     with np.errstate(over="ignore"):
-      c, f = _lm_batch(steps)(ids, pos, cmask, starts, Xp, yp, np.arange(m) < n)
+      c, f = _lm_jit(steps, select_all)(*prog.arrays(), cmask, starts, Xp, yp, np.arange(m) < n)
     c, f = np.asarray(c, np.float64), np.asarray(f, np.float64)
+    scale = max(float(np.var(y)), 1e-12)
     for row, i in enumerate(batch):
-      k = int(np.argmin(f[row]))
       n_c = int(cmask[row].sum())
-      if not np.isfinite(f[row, k]):
+      # The float32 winner is checked in float64 against the decoded start: float32 can accept
+      # constants whose float64 values are far worse (cancellation near a pole), and the
+      # returned nmse must mean what scipy's does.
+      options = [c[row, int(np.argmin(f[row])), :n_c], c0[row, :n_c]]
+      fitted = [E.with_constants(nodes[i], v) if n_c else nodes[i] for v in options]
+      with np.errstate(all="ignore"):
+        errs = [float(np.mean((evaluate.evaluate_numpy(t, X) - y) ** 2)) / scale for t in fitted]
+      errs = [e if np.isfinite(e) else np.inf for e in errs]
+      k = int(np.argmin(errs))
+      if not np.isfinite(errs[k]):
         out[i] = FitResult(nodes[i], c0[row, :n_c], np.inf, steps, False, "nonfinite_end")
-        continue
-      values = c[row, k, :n_c]
-      out[i] = FitResult(E.with_constants(nodes[i], values) if n_c else nodes[i], values,
-                         float(f[row, k]), steps, True)
+      else:
+        out[i] = FitResult(fitted[k], options[k], errs[k], steps, True)
   return out  # type: ignore[return-value]

@@ -1,0 +1,262 @@
+"""Straight-line programs: many expression trees on one dataset, evaluated together.
+
+The stack machine (evaluate.py) evaluates any token sequence, so every lane computes all 15
+operators at every position and selects one. When the trees are known on the host -- as for
+constant fitting, where a batch of parsed candidates is fitted to one dataset -- the host can
+schedule the work instead. Every internal node of every tree gets a row in one value buffer;
+nodes are list-scheduled (a node is ready once its children are computed), and ready nodes of
+one operator class are packed W to an instruction. An instruction computes its class
+(`lax.switch` on a scalar) on W rows at once. A class is either one transcendental function or
+a few cheap ones that are all computed and selected per lane (add/sub/mul/div; sq/cube/abs/neg;
+sin/cos, which share a sincos), so the work is about one operator per node, and the sequential
+steps about nodes / W plus the depth.
+
+Buffer rows: 0 holds ones (padding lanes read it), 1..D the variables, then M constant rows
+per tree, then W output rows per instruction, written in schedule order so an instruction
+writes a contiguous block. Each row is [K, R, N]: channel 0 the value, channels 1..M its
+derivatives in the tree's constants (forward mode, for the fitter's Jacobian; K = 1 without),
+for R constant vectors (fit restarts) of the same tree on N points.
+
+Semantics equal evaluate.evaluate_numpy: a non-finite value at any node becomes NaN.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from lee_jax import expr as E
+from lee_jax import vocab
+
+W = 8  # lanes per instruction
+
+# Operator classes: (class name, member operators). A member's lane code is its index here.
+CLASSES = (
+    ("binary", ("add", "sub", "mul", "div")),
+    ("cheap", ("sq", "cube", "abs", "neg")),
+    ("sincos", ("sin", "cos")),
+    ("tan", ("tan",)), ("tanh", ("tanh",)), ("exp", ("exp",)), ("log", ("log",)),
+    ("sqrt", ("sqrt",)),
+)
+_CLASS_OF = {op: (c, i) for c, (_, members) in enumerate(CLASSES) for i, op in enumerate(members)}
+assert set(_CLASS_OF) == set(vocab.OPERATORS)
+
+
+@dataclasses.dataclass(frozen=True)
+class Program:
+  """A schedule for B trees (arrays padded to buckets so jitted callers compile rarely)."""
+  classes: np.ndarray  # [T] int32 operator class of each instruction (index into CLASSES)
+  lanes: np.ndarray  # [T, W] int32 member operator of each lane within its class
+  args: np.ndarray  # [T, 2, W] int32 buffer rows read (the second unused by unary operators)
+  roots: np.ndarray  # [B] int32 buffer row of each tree's value
+  n_consts: int  # M constant rows per tree
+  used: int  # instructions before padding to the bucket
+
+  def arrays(self):
+    return self.classes, self.lanes, self.args, self.roots
+
+
+def _bucket(n: int, minimum: int) -> int:
+  return max(minimum, 1 << max(n - 1, 0).bit_length())
+
+
+def compile_trees(nodes: list[E.Node], n_vars: int, n_consts: int,
+                  n_trees: int | None = None) -> Program:
+  """Schedule `nodes` on data with n_vars variables; constants are numbered per tree in prefix
+  order (as E.constants lists them), at most n_consts each. n_trees pads the batch with
+  trees whose value is 1."""
+  n_trees = len(nodes) if n_trees is None else n_trees
+  if n_trees < len(nodes):
+    raise ValueError(f"n_trees={n_trees} < {len(nodes)} trees")
+  const_base = 1 + n_vars
+  # One record per internal-node occurrence (trees may share subtree objects, so nothing is
+  # keyed by identity): [operator, child refs]; a ref is (True, buffer row) for a leaf or
+  # (False, record index) for an internal node.
+  recs: list[list] = []
+  root_refs = []
+  for b, node in enumerate(nodes):
+    k = 0
+
+    def visit(nd: E.Node) -> tuple[bool, int]:
+      nonlocal k
+      if nd.name in ("const", "C"):
+        if k >= n_consts:
+          raise ValueError(f"tree {b} has more than {n_consts} constants")
+        k += 1  # children are visited left to right: prefix order
+        return True, const_base + b * n_consts + k - 1
+      if vocab.is_variable(nd.name):
+        i = vocab.variable_index(nd.name)
+        if i >= n_vars:
+          raise ValueError(f"tree {b} uses {nd.name} but the data has {n_vars} variables")
+        return True, 1 + i
+      recs.append([nd.name, [visit(c) for c in nd.children]])
+      return False, len(recs) - 1
+
+    root_refs.append(visit(node))
+
+  first_out = 1 + n_vars + n_trees * n_consts
+  parent = [-1] * len(recs)
+  waiting = [0] * len(recs)  # children not yet computed
+  ready: dict[int, list[int]] = {}  # class -> ready records
+  for r, (op, kids) in enumerate(recs):
+    for is_leaf, ref in kids:
+      if not is_leaf:
+        parent[ref] = r
+        waiting[r] += 1
+    if waiting[r] == 0:
+      ready.setdefault(_CLASS_OF[op][0], []).append(r)
+  classes, lanes, args, row = [], [], [], [0] * len(recs)
+
+  def row_of(ref) -> int:
+    return ref[1] if ref[0] else row[ref[1]]
+
+  while ready:  # list scheduling: the class with the most ready nodes goes next
+    cls = max(ready, key=lambda c: (len(ready[c]), -c))
+    chunk, ready[cls] = ready[cls][:W], ready[cls][W:]
+    if not ready[cls]:
+      del ready[cls]
+    a = np.zeros((2, W), np.int32)  # padding lanes read row 0 (ones)
+    lane_ops = np.zeros(W, np.int32)
+    for lane, r in enumerate(chunk):
+      lane_ops[lane] = _CLASS_OF[recs[r][0]][1]
+      for j, ref in enumerate(recs[r][1]):
+        a[j, lane] = row_of(ref)
+      row[r] = first_out + len(classes) * W + lane
+    classes.append(cls)
+    lanes.append(lane_ops)
+    args.append(a)
+    for r in chunk:
+      p = parent[r]
+      if p >= 0:
+        waiting[p] -= 1
+        if waiting[p] == 0:
+          ready.setdefault(_CLASS_OF[recs[p][0]][0], []).append(p)
+  used = len(classes)
+  T = _bucket(used, 4)  # padding instructions add ones into rows nothing reads
+  classes += [0] * (T - used)
+  lanes += [np.zeros(W, np.int32)] * (T - used)
+  args += [np.zeros((2, W), np.int32)] * (T - used)
+  roots = np.zeros(n_trees, np.int32)  # padding trees read row 0
+  roots[:len(nodes)] = [row_of(ref) for ref in root_refs]
+  return Program(np.asarray(classes, np.int32), np.stack(lanes), np.stack(args), roots,
+                 n_consts, used)
+
+
+def _class_fns():
+  """Per class: f(a, b, lane) on rows [W, K, R, N] (channel 0 value, 1.. derivatives)."""
+  import jax.numpy as jnp
+
+  def pick(lane, options):  # per-lane choice among same-shaped arrays
+    out = options[-1]
+    for i in range(len(options) - 2, -1, -1):
+      out = jnp.where((lane == i).reshape((-1,) + (1,) * (out.ndim - 1)), options[i], out)
+    return out
+
+  def unary(value_and_slope):
+    def f(a, b, lane):
+      v, s = value_and_slope(a[:, :1], lane)
+      return jnp.concatenate([v, s * a[:, 1:]], axis=1)
+    return f
+
+  def binary(a, b, lane):
+    va, vb = a[:, :1], b[:, :1]
+    q = va / vb
+    value = pick(lane, [va + vb, va - vb, va * vb, q])
+    da, db = a[:, 1:], b[:, 1:]
+    deriv = pick(lane, [da + db, da - db, da * vb + va * db, (da - q * db) / vb])
+    return jnp.concatenate([value, deriv], axis=1)
+
+  def cheap(x, lane):
+    return (pick(lane, [x * x, x * x * x, jnp.abs(x), -x]),
+            pick(lane, [2 * x, 3 * x * x, jnp.sign(x), -jnp.ones_like(x)]))
+
+  def sincos(x, lane):
+    s, c = jnp.sin(x), jnp.cos(x)
+    return pick(lane, [s, c]), pick(lane, [c, -s])
+
+  def tan(x, lane):
+    v = jnp.tan(x)
+    return v, 1 + v * v
+
+  def tanh(x, lane):
+    v = jnp.tanh(x)
+    return v, 1 - v * v
+
+  def exp(x, lane):
+    v = jnp.exp(x)
+    return v, v
+
+  def log(x, lane):
+    return jnp.log(x), 1 / x
+
+  def sqrt(x, lane):
+    v = jnp.sqrt(x)
+    return v, 0.5 / v
+
+  fns = {"binary": binary, "cheap": unary(cheap), "sincos": unary(sincos), "tan": unary(tan),
+         "tanh": unary(tanh), "exp": unary(exp), "log": unary(log), "sqrt": unary(sqrt)}
+  return [fns[name] for name, _ in CLASSES]
+
+
+def run(classes, lanes, args, roots, consts, X, jacobian: bool = False, select_all: bool = False):
+  """Evaluate a schedule (traceable: the arrays may be jax arrays).
+
+  classes/lanes/args/roots from Program.arrays(); consts [B, R, M]; X [N, D].
+  Returns y [B, R, N] (NaN wherever a node was non-finite), and with jacobian=True also
+  dy/dconsts [B, R, N, M]. select_all computes every class and selects (no data-dependent
+  branch: for devices where a conditional per instruction costs more than the arithmetic).
+  """
+  import jax
+  import jax.numpy as jnp
+
+  B, R, M = consts.shape
+  N, D = X.shape
+  dtype = consts.dtype
+  K = 1 + M if jacobian else 1
+  T = classes.shape[0]
+
+  def rows(value, deriv=None):  # value [n, R, N] -> [n, K, R, N]
+    if K == 1:
+      return value[:, None]
+    if deriv is None:
+      deriv = jnp.zeros((value.shape[0], M, R, N), dtype)
+    return jnp.concatenate([value[:, None], deriv], axis=1)
+
+  const_value = jnp.broadcast_to(jnp.transpose(consts, (0, 2, 1)).reshape(B * M, R, 1), (B * M, R, N))
+  const_deriv = jnp.broadcast_to(jnp.tile(jnp.eye(M, dtype=dtype), (B, 1))[:, :, None, None], (B * M, M, R, N))
+  buf = jnp.concatenate([
+      rows(jnp.ones((1, R, N), dtype)),
+      rows(jnp.broadcast_to(X.T.astype(dtype)[:, None, :], (D, R, N))),
+      rows(const_value, const_deriv),
+      jnp.zeros((T * W, K, R, N), dtype)], axis=0)
+  first_out = 1 + D + B * M
+  fns = _class_fns()
+
+  def step(buf, inp):
+    t, cls, lane, arg = inp
+    a, b = buf[arg[0]], buf[arg[1]]
+    if select_all:
+      v = jnp.stack([f(a, b, lane) for f in fns])[cls]
+    else:
+      v = jax.lax.switch(cls, fns, a, b, lane)
+    v = jnp.where(jnp.isfinite(v[:, :1]), v, jnp.nan)
+    return jax.lax.dynamic_update_slice_in_dim(buf, v, first_out + t * W, axis=0), None
+
+  buf, _ = jax.lax.scan(step, buf, (jnp.arange(T), classes, lanes, args))
+  out = buf[roots]
+  if not jacobian:
+    return out[:, 0]
+  return out[:, 0], jnp.moveaxis(out[:, 1:], 1, -1)
+
+
+def evaluate(nodes: list[E.Node], X: np.ndarray, select_all: bool = False) -> np.ndarray:
+  """Trees with their own constants on X [N, D] -> y [len(nodes), N] (float32)."""
+  X = np.asarray(X, np.float32)
+  M = max([len(E.constants(n)) for n in nodes] + [1])
+  prog = compile_trees(nodes, X.shape[1], M)
+  consts = np.ones((len(nodes), 1, M), np.float32)
+  for b, n in enumerate(nodes):
+    c = E.constants(n)
+    consts[b, 0, :len(c)] = c
+  return np.asarray(run(*prog.arrays(), consts, X, select_all=select_all)[:, 0])

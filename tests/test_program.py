@@ -1,0 +1,124 @@
+"""program.py: scheduled batch evaluation equals the reference evaluators; its Jacobian is right."""
+
+import numpy as np
+import pytest
+
+from lee_jax import evaluate
+from lee_jax import expr as E
+from lee_jax import fit
+from lee_jax import grammar
+from lee_jax import program
+
+
+def _trees(n, max_vars=3, seed=0):
+  rng = np.random.default_rng(seed)
+  out = []
+  while len(out) < n:
+    node, k = grammar.sample(rng)
+    if k <= max_vars:
+      out.append(node)
+  return out
+
+
+def _close(a, b):
+  """Equal where both are finite (float32 rounding aside), and finite in the same places."""
+  assert np.array_equal(np.isfinite(a), np.isfinite(b))
+  fin = np.isfinite(a)
+  np.testing.assert_allclose(a[fin], b[fin], rtol=2e-4, atol=2e-4)
+
+
+def test_batch_equals_the_stack_machine_and_numpy():
+  trees = _trees(120)
+  X = np.random.default_rng(1).uniform(-5, 5, (64, 3)).astype(np.float32).astype(np.float64)
+  got = program.evaluate(trees, X)
+  ids = np.zeros((len(trees), 80), np.int32)
+  for i, t in enumerate(trees):
+    s = E.to_ids(t)
+    ids[i, :len(s)] = s
+  stack, _ = evaluate.evaluate_ids(ids, X)
+  _close(got, stack)
+  # The float64 reference agrees except where float32 itself is the issue (an intermediate
+  # overflow, sin of a huge argument): nearly everywhere on moderate values.
+  ref = np.stack([evaluate.evaluate_numpy(t, X) for t in trees])
+  tame = np.isfinite(ref) & (np.abs(np.nan_to_num(ref)) < 1e3)
+  with np.errstate(invalid="ignore"):
+    agree = np.abs(got - ref) <= 1e-3 * (1 + np.abs(ref))
+  assert tame.sum() > 3000 and agree[tame].mean() > 0.98
+
+
+def test_branching_and_select_all_agree():
+  trees = _trees(40, seed=2)
+  X = np.random.default_rng(3).uniform(-3, 3, (32, 3))
+  _close(program.evaluate(trees, X), program.evaluate(trees, X, select_all=True))
+
+
+def test_every_operator_and_domain_errors():
+  X = np.array([[-2.0], [0.0], [0.5], [3.0]])
+  for op in ("sin", "cos", "tan", "tanh", "exp", "log", "sqrt", "sq", "cube", "abs", "neg"):
+    t = E.from_prefix([op, "x0"])
+    _close(program.evaluate([t], X)[0], evaluate.evaluate_numpy(t, X).astype(np.float32))
+  for op in ("add", "sub", "mul", "div"):
+    t = E.from_prefix([op, "x0", "add", "x0", "C"])
+    _close(program.evaluate([t], X)[0], evaluate.evaluate_numpy(t, X).astype(np.float32))
+  # log of a negative and division by zero are NaN, and NaN reaches the root.
+  y = program.evaluate([E.from_prefix("add C log x0".split())], X)[0]
+  assert np.isnan(y[0]) and np.isnan(y[1]) and np.isfinite(y[2:]).all()
+
+
+def test_jacobian_matches_the_numpy_forward_mode():
+  trees = [t for t in _trees(60, seed=4) if E.constants(t)][:20]
+  X = np.random.default_rng(5).uniform(-2, 2, (48, 3))
+  M = max(len(E.constants(t)) for t in trees)
+  prog = program.compile_trees(trees, 3, M)
+  consts = np.ones((len(trees), 2, M), np.float32)
+  for b, t in enumerate(trees):
+    c = np.asarray(E.constants(t))
+    consts[b, 0, :len(c)] = c
+    consts[b, 1, :len(c)] = c * 0.9  # a second start: its own values and derivatives
+  y, J = program.run(*prog.arrays(), consts, X.astype(np.float32), jacobian=True)
+  y, J = np.asarray(y), np.asarray(J)
+  checked = 0
+  for b, t in enumerate(trees):
+    n_c = len(E.constants(t))
+    for r in range(2):
+      v, jac = fit.value_and_jacobian(t, X, consts[b, r, :n_c].astype(np.float64))
+      rows = np.all(np.isfinite(jac), axis=1) & np.isfinite(v) & (np.abs(v) < 1e3)
+      rows &= np.all(np.abs(jac) < 1e3, axis=1)
+      np.testing.assert_allclose(y[b, r, rows], v[rows], rtol=1e-3, atol=1e-3)
+      np.testing.assert_allclose(J[b, r, rows, :n_c], jac[rows], rtol=2e-3, atol=2e-3)
+      assert np.all(J[b, r][:, n_c:][rows] == 0)  # unused slots have no derivative
+      checked += rows.sum()
+  assert checked > 500
+
+
+def test_padding_shared_subtrees_and_leaf_roots():
+  x0 = E.from_prefix(["x0"])
+  inner = E.from_prefix("mul C x0".split())
+  shared = E.Node("add", (inner, inner))  # one subtree object used twice: two constants
+  trees = [x0, E.from_prefix(["C"]), shared]
+  prog = program.compile_trees(trees, 1, 2, n_trees=8)
+  assert prog.roots.shape == (8,) and len(prog.classes) >= prog.used
+  consts = np.zeros((8, 1, 2), np.float32)
+  consts[1, 0, 0] = 4.0
+  consts[2, 0] = [2.0, 3.0]
+  X = np.array([[1.0], [2.0]], np.float32)
+  y = np.asarray(program.run(*prog.arrays(), consts, X))[:, 0]
+  np.testing.assert_allclose(y[:3], [[1, 2], [4, 4], [5, 10]])
+  np.testing.assert_allclose(y[3:], 1.0)  # padding trees read the ones row
+
+
+def test_bad_trees_are_clear_errors():
+  with pytest.raises(ValueError, match="more than 1 constants"):
+    program.compile_trees([E.from_prefix("add C C".split())], 1, 1)
+  with pytest.raises(ValueError, match="uses x2 but the data has 2 variables"):
+    program.compile_trees([E.from_prefix(["x2"])], 2, 1)
+  with pytest.raises(ValueError, match="n_trees"):
+    program.compile_trees([E.from_prefix(["x0"])] * 3, 1, 1, n_trees=2)
+
+
+def test_schedule_packs_nodes_into_few_instructions():
+  trees = _trees(64, seed=6)
+  prog = program.compile_trees(trees, 3, 8)
+  internal = sum(1 for t in trees for n in E.walk(t) if n.children)
+  # One instruction per node would be `internal`; packing must do far better.
+  assert prog.used < internal / 4
