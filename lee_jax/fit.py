@@ -226,57 +226,69 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20
   import jax
 
   from lee_jax import evaluate
-  from lee_jax import program
 
   if select_all is None:
     select_all = jax.default_backend() != "cpu"
   X, y = np.asarray(X, np.float64), np.asarray(y, np.float64)
   out: list[FitResult | None] = [None] * len(nodes)
-  batch, consts = [], {}
+  groups: dict[int, list[int]] = {}  # constant slots (a power of two) -> node indices
   for i, node in enumerate(nodes):
-    consts[i] = E.constants(node)
-    if len(consts[i]) > MAX_CONSTS:
+    n_c = len(E.constants(node))
+    if n_c == 0 or n_c > MAX_CONSTS:  # nothing to fit (evaluated only), or too many: scipy
       out[i] = fit_constants(node, X, y, max_iter=100)
     else:
-      batch.append(i)
-  if batch:
-    b = evaluate.batch_bucket(len(batch), 8)
-    # Only as many constant slots (= forward-mode tangents) as this batch needs.
-    mc = evaluate.batch_bucket(max(len(consts[i]) for i in batch), 1)
-    prog = program.compile_trees([nodes[i] for i in batch], X.shape[1], mc, n_trees=b)
-    cmask = np.zeros((b, mc), bool)
-    c0 = np.zeros((b, mc))
-    for row, i in enumerate(batch):
-      cmask[row, :len(consts[i])] = True
-      c0[row, :len(consts[i])] = consts[i]
-    rng = np.random.default_rng(seed)
-    eps = rng.standard_normal((b, restarts, mc))
-    eps[:, 0] = 0.0
-    with np.errstate(over="ignore"):  # a decoded 1e99 becomes inf: that start just fails
-      starts = (c0[:, None] + 0.5 * (np.abs(c0[:, None]) + 1.0) * eps).astype(np.float32)
-    n = len(y)
-    m = evaluate.batch_bucket(n, 256)
-    Xp = np.zeros((m, X.shape[1]), np.float32)
-    Xp[:n] = X
-    yp = np.zeros(m, np.float32)
-    yp[:n] = y
-    with np.errstate(over="ignore"):
-      c, f = _lm_jit(steps, select_all)(*prog.arrays(), cmask, starts, Xp, yp, np.arange(m) < n)
-    c, f = np.asarray(c, np.float64), np.asarray(f, np.float64)
-    scale = max(float(np.var(y)), 1e-12)
-    for row, i in enumerate(batch):
-      n_c = int(cmask[row].sum())
-      # The float32 winner is checked in float64 against the decoded start: float32 can accept
-      # constants whose float64 values are far worse (cancellation near a pole), and the
-      # returned nmse must mean what scipy's does.
-      options = [c[row, int(np.argmin(f[row])), :n_c], c0[row, :n_c]]
-      fitted = [E.with_constants(nodes[i], v) if n_c else nodes[i] for v in options]
-      with np.errstate(all="ignore"):
-        errs = [float(np.mean((evaluate.evaluate_numpy(t, X) - y) ** 2)) / scale for t in fitted]
-      errs = [e if np.isfinite(e) else np.inf for e in errs]
-      k = int(np.argmin(errs))
-      if not np.isfinite(errs[k]):
-        out[i] = FitResult(nodes[i], c0[row, :n_c], np.inf, steps, False, "nonfinite_end")
-      else:
-        out[i] = FitResult(fitted[k], options[k], errs[k], steps, True)
+      groups.setdefault(evaluate.batch_bucket(n_c, 1), []).append(i)
+  # One call per slot count: each slot is a forward-mode channel over every lane, so a single
+  # 5-constant candidate would otherwise make the whole batch pay for 8.
+  for mc, idx in sorted(groups.items()):
+    results = _fit_group([nodes[i] for i in idx], X, y, mc, steps, restarts, seed + mc, select_all)
+    for i, r in zip(idx, results):
+      out[i] = r
   return out  # type: ignore[return-value]
+
+
+def _fit_group(nodes, X, y, mc: int, steps: int, restarts: int, seed: int,
+               select_all: bool) -> list[FitResult]:
+  from lee_jax import evaluate
+  from lee_jax import program
+
+  b = evaluate.batch_bucket(len(nodes), 8)
+  prog = program.compile_trees(nodes, X.shape[1], mc, n_trees=b)
+  cmask = np.zeros((b, mc), bool)
+  c0 = np.zeros((b, mc))
+  for row, node in enumerate(nodes):
+    c = E.constants(node)
+    cmask[row, :len(c)] = True
+    c0[row, :len(c)] = c
+  rng = np.random.default_rng(seed)
+  eps = rng.standard_normal((b, restarts, mc))
+  eps[:, 0] = 0.0
+  with np.errstate(over="ignore"):  # a decoded 1e99 becomes inf: that start just fails
+    starts = (c0[:, None] + 0.5 * (np.abs(c0[:, None]) + 1.0) * eps).astype(np.float32)
+  n = len(y)
+  m = evaluate.batch_bucket(n, 256)
+  Xp = np.zeros((m, X.shape[1]), np.float32)
+  Xp[:n] = X
+  yp = np.zeros(m, np.float32)
+  yp[:n] = y
+  with np.errstate(over="ignore"):
+    c, f = _lm_jit(steps, select_all)(*prog.arrays(), cmask, starts, Xp, yp, np.arange(m) < n)
+  c, f = np.asarray(c, np.float64), np.asarray(f, np.float64)
+  scale = max(float(np.var(y)), 1e-12)
+  out = []
+  for row, node in enumerate(nodes):
+    n_c = int(cmask[row].sum())
+    # The float32 winner is checked in float64 against the decoded start: float32 can accept
+    # constants whose float64 values are far worse (cancellation near a pole), and the
+    # returned nmse must mean what scipy's does.
+    options = [c[row, int(np.argmin(f[row])), :n_c], c0[row, :n_c]]
+    fitted = [E.with_constants(node, v) for v in options]
+    with np.errstate(all="ignore"):
+      errs = [float(np.mean((evaluate.evaluate_numpy(t, X) - y) ** 2)) / scale for t in fitted]
+    errs = [e if np.isfinite(e) else np.inf for e in errs]
+    k = int(np.argmin(errs))
+    if not np.isfinite(errs[k]):
+      out.append(FitResult(node, c0[row, :n_c], np.inf, steps, False, "nonfinite_end"))
+    else:
+      out.append(FitResult(fitted[k], options[k], errs[k], steps, True))
+  return out
