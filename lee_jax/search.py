@@ -125,6 +125,7 @@ class Round:
                                            self.cfg.n_scatter, self.engine.cfg.n_features, self.rng)
     with self.timer("encode"):
       self.z0 = self.engine.encode(None, self.scatter)[0]
+    self.z_cache: dict[bytes, np.ndarray] = {}  # f(tokens, D) for this scatter, by token ids
 
   def decode(self, z: np.ndarray, n_greedy: int) -> np.ndarray:
     with self.timer("decode"):
@@ -134,8 +135,18 @@ class Round:
     return ids
 
   def encode(self, candidates: list[pool_lib.Candidate]) -> np.ndarray:
+    """f(tokens, D) per candidate. Parents are drawn with replacement and the champion is
+    usually a recent parent, so each distinct sequence is encoded once per scatter."""
     with self.timer("encode"):
-      return self.engine.encode(np.stack([c.ids for c in candidates]), self.scatter)
+      todo = {}
+      for c in candidates:
+        key = c.ids.tobytes()
+        if key not in self.z_cache:
+          todo.setdefault(key, c.ids)
+      if todo:
+        z = self.engine.encode(np.stack(list(todo.values())), self.scatter)
+        self.z_cache.update(zip(todo, z))
+      return np.stack([self.z_cache[c.ids.tobytes()] for c in candidates])
 
   # --- candidates --------------------------------------------------------------------------
 

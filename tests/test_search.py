@@ -48,6 +48,32 @@ def test_every_mode_returns_a_valid_finite_expression(eng, data, mode):
     assert res.candidates == helpers.SMALL_SEARCH.n_init
 
 
+def test_each_distinct_parent_is_encoded_once_per_scatter(eng, data):
+  r = search.Round(eng, data, helpers.SMALL_SEARCH, "iterative", 0, seed=3)
+  r.init_pool()
+  a, b = r.pool.entries[:2]
+  rows = []
+  real = eng.encode
+
+  def counting(tokens, scatter):
+    rows.append(0 if tokens is None else len(tokens))  # 0: the scatter-only z0
+    return real(tokens, scatter)
+
+  try:
+    eng.encode = counting
+    z = r.encode([a, b, a, a])
+    np.testing.assert_array_equal(z[0], z[2])
+    np.testing.assert_allclose(z[:2], real(np.stack([a.ids, b.ids]), r.scatter), rtol=1e-5, atol=1e-6)
+    assert rows == [2]  # two distinct sequences, one call
+    r.encode([b, a])
+    assert rows == [2]  # both cached
+    r.refresh_scatter()
+    r.encode([b])
+    assert rows == [2, 0, 1]  # a new scatter (its z0, then the parent) is a new encoding
+  finally:
+    del eng.encode
+
+
 def test_same_seed_same_result_and_no_recompilation(eng, data):
   a = search.run_round(eng, data, helpers.SMALL_SEARCH, "combined", 0, seed=7)
   traces = dict(eng.traces)
