@@ -61,8 +61,9 @@ class Engine:
     self.traces["encode"] += 1
     m = nnx.merge(self.graphdef, state)
     b = tokens.shape[0]
-    bcast = lambda a: jnp.broadcast_to(a, (b,) + a.shape)
-    _, mu, _ = m.encode(tokens, bcast(x), bcast(y), bcast(mask))
+    if x.ndim == 2:  # one scatter shared by every row (encode); encode_each passes one per row
+      x, y, mask = (jnp.broadcast_to(a, (b,) + a.shape) for a in (x, y, mask))
+    _, mu, _ = m.encode(tokens, x, y, mask)
     return mu
 
   def _decode_fn(self, state, z, key, temperature, greedy, n_vars):
@@ -108,6 +109,14 @@ class Engine:
     if tokens.shape[1]:
       padded[b:, 0], padded[b:, 1], padded[b:, 2] = vocab.BOS, vocab.FIRST_VAR_ID, vocab.EOS
     z = self._encode(self.state, padded, scatter.x, scatter.y, scatter.mask)
+    return np.asarray(z)[:b]
+
+  def encode_each(self, tokens: np.ndarray, scatters: Scatter) -> np.ndarray:
+    """tokens [B, L], row i with its own scatter (x [B, P, F], y [B, P], mask [B, P]) -> z [B, d_z]."""
+    b = len(tokens)
+    extra = evaluate.batch_bucket(b) - b
+    pad = lambda a: np.concatenate([a, np.repeat(a[:1], extra, axis=0)])  # bucket rows copy row 0
+    z = self._encode(self.state, pad(tokens), pad(scatters.x), pad(scatters.y), pad(scatters.mask))
     return np.asarray(z)[:b]
 
   def decode(self, z: np.ndarray, key: jax.Array, temperature: float, n_greedy: int,

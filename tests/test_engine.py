@@ -65,3 +65,17 @@ def test_descend_lowers_the_objective_and_stays_near_the_anchor(eng, scatter):
 def test_bundle_round_trip_gives_the_same_model(eng, scatter):
   again = engine_lib.Engine(engine_lib.from_bundle(engine_lib.to_bundle(helpers.tiny_model())))
   np.testing.assert_allclose(again.encode(None, scatter), eng.encode(None, scatter), atol=1e-6)
+
+
+def test_encode_each_uses_each_rows_own_scatter(eng, scatter):
+  nodes = [E.from_prefix(t.split()) for t in ("x0", "sin x1", "add x0 x1")]
+  tokens = np.stack([E.to_ids(n, helpers.TINY.max_len) for n in nodes])
+  rng = np.random.default_rng(1)
+  other = engine_lib.make_scatter(rng.uniform(-3, 3, (300, 2)), rng.normal(size=300), 200,
+                                  helpers.TINY.n_features, rng)
+  rows = [scatter, other, scatter]
+  batched = engine_lib.Scatter(*(np.stack([getattr(s, f) for s in rows]) for f in ("x", "y", "mask")))
+  z = eng.encode_each(tokens, batched)
+  assert z.shape == (3, helpers.TINY.d_z)
+  for i, s in enumerate(rows):
+    np.testing.assert_allclose(z[i], eng.encode(tokens[i:i + 1], s)[0], atol=1e-5)

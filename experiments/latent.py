@@ -1,0 +1,65 @@
+"""What the latent-space scripts (interpolate.py, probe.py) share: which model, its label, and
+scatter drawn as in training.
+
+The model flags live here, once, so both scripts can be imported into one process (tests).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+from absl import flags
+
+from lee_jax import checkpoints
+from lee_jax import configs
+from lee_jax import engine as engine_lib
+from lee_jax import evaluate
+from lee_jax import expr as E
+from lee_jax import pipeline
+
+CHECKPOINT = flags.DEFINE_string("checkpoint", None, "Trained model directory (default: the shipped one).")
+RANDOM_MODEL = flags.DEFINE_string(
+    "random_model", None, f"An untrained model of this size ({', '.join(configs.MODELS)}); results "
+    "are then meaningless except as a smoke test.")
+SEED = flags.DEFINE_integer("seed", 0, "Seed of every random draw (points, decoding, splits).")
+OUT_DIR = flags.DEFINE_string("out_dir", None, "Output folder (each script has its own default).")
+
+
+def model_label(checkpoint: str | None, random_model: str | None) -> str:
+  """How outputs name the model; an untrained one always says 'untrained'."""
+  if random_model:
+    return f"untrained {random_model} model (random init)"
+  return f"checkpoint {checkpoint}" if checkpoint else "shipped checkpoint"
+
+
+def load_engine(checkpoint: str | None, random_model: str | None) -> engine_lib.Engine:
+  """The chosen model; raises ValueError (unknown size) or checkpoints.CheckpointError."""
+  if random_model:
+    return engine_lib.untrained(random_model)[0]
+  return engine_lib.load(checkpoint)[0]
+
+
+def engine_from_flags() -> tuple[engine_lib.Engine, str]:
+  """(Engine, label) from --checkpoint / --random_model; exits with one line on a bad choice."""
+  if CHECKPOINT.value and RANDOM_MODEL.value:
+    sys.exit("error: pass --checkpoint or --random_model, not both")
+  try:
+    eng = load_engine(CHECKPOINT.value, RANDOM_MODEL.value)
+  except (ValueError, checkpoints.CheckpointError) as e:
+    sys.exit(f"error: {e}")
+  return eng, model_label(CHECKPOINT.value, RANDOM_MODEL.value)
+
+
+def uniform_points(rng: np.random.Generator, n: int, n_vars: int) -> np.ndarray:
+  """[n, n_vars] from U(-X_SCALE, X_SCALE), the training distribution of scatter points."""
+  return rng.uniform(-pipeline.X_SCALE, pipeline.X_SCALE, (n, n_vars))
+
+
+def scatter_of(tree: E.Node, n_vars: int, n_points: int, n_features: int,
+               rng: np.random.Generator) -> engine_lib.Scatter:
+  """n_points fresh training-distribution points of `tree` (NaN where undefined, as in training)."""
+  X = uniform_points(rng, n_points, n_vars)
+  with np.errstate(over="ignore"):
+    y = evaluate.evaluate_numpy(tree, X).astype(np.float32)
+  return engine_lib.make_scatter(X, y, n_points, n_features, rng)
