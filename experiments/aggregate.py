@@ -28,11 +28,9 @@ _PAPER = flags.DEFINE_bool("paper_rows", True, "Include the paper's Table 1 rows
 def main(argv):
   del argv
   try:
-    runs = sweeps.parse_runs(_RUNS.value)
+    rows = sweeps.method_rows(_RUNS.value, _PAPER.value)
   except sweeps.SweepError as e:
     sys.exit(f"error: {e}")
-  rows = sweeps.load_paper() if _PAPER.value else []
-  rows += [{"label": label, "cells": sweeps.aggregate(folder)} for label, folder in runs]
   out = pathlib.Path(_OUT.value)
   out.mkdir(parents=True, exist_ok=True)
   head = "| method | " + " | ".join(f"{g} eps={n:g} R2 / C" for g, n in sweeps.COLUMNS) + " |"

@@ -60,6 +60,14 @@ def load_paper() -> list[dict]:
   return rows
 
 
+def method_rows(specs: list[str], paper_rows: bool) -> list[dict]:
+  """The paper's rows (if paper_rows), then one row (family 'ours') per LABEL=FOLDER spec."""
+  runs = parse_runs(specs)  # checks every folder before reading any
+  rows = load_paper() if paper_rows else []
+  return rows + [{"label": label, "family": "ours", "cells": aggregate(folder)}
+                 for label, folder in runs]
+
+
 def aggregate(folder: pathlib.Path) -> dict:
   """{(group, noise): (mean R2, mean complexity, cells, failed)} over a results.jsonl.
 
@@ -75,3 +83,11 @@ def aggregate(folder: pathlib.Path) -> dict:
     failed = sum(r.get("r2_test") is None for r in rs)
     out[key] = (float(np.mean(r2)), float(np.mean(c)) if c else float("nan"), len(rs), failed)
   return out
+
+
+def write_csv(path, rows: list[dict]) -> None:
+  """rows (dicts with the same keys, in column order) -> a CSV file with a header."""
+  with open(path, "w", newline="") as f:
+    w = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else [])
+    w.writeheader()
+    w.writerows(rows)
