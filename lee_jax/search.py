@@ -60,6 +60,8 @@ class RoundResult:
   unique: int  # distinct decoded sequences (each fitted once)
   history: list[tuple[int, float, float]]  # (iteration, champion score, best train R2)
   fallback_used: bool = False
+  # The champion's token ids [L] at each history entry (None: empty pool), for latent plots.
+  champion_ids: list[np.ndarray | None] = dataclasses.field(default_factory=list)
 
 
 class _Timer:
@@ -105,6 +107,7 @@ class Round:
     self.seen: dict[tuple[int, ...], pool_lib.Candidate | None] = {}
     self.candidates = 0
     self.history: list[tuple[int, float, float]] = []
+    self.champion_ids: list[np.ndarray | None] = []
     self.iterative_best: pool_lib.Candidate | None = None
     n = len(data.y_train)
     fit_idx = self.rng.choice(n, min(cfg.fit_rows, n), replace=False)
@@ -229,6 +232,7 @@ class Round:
     champ = self.pool.champion()
     best = max((c.r2_train for c in self.pool.entries), default=-np.inf)
     self.history.append((iteration, champ.score if champ else -np.inf, best))
+    self.champion_ids.append(champ.ids if champ else None)
     if self.progress:
       self.progress(self.round_index, iteration, self.cfg.iterations,
                     champ.score if champ else -np.inf)
@@ -323,7 +327,7 @@ class Round:
                 and winner is not self.pool.best_by_val())
     return RoundResult(self.round_index, self.seed, winner, list(self.pool.entries),
                        dict(self.failures), dict(self.timer.seconds), self.candidates, len(self.seen),
-                       self.history, fallback)
+                       self.history, fallback, self.champion_ids)
 
 
 def run_round(engine: engine_lib.Engine, data: SearchData, cfg: configs.SearchConfig, mode: str,

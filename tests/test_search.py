@@ -90,6 +90,10 @@ def test_history_tracks_the_champion(eng, data):
   assert its[0] == 0 and its[-1] == helpers.SMALL_SEARCH.iterations and its == sorted(its)
   best = [h[2] for h in res.history]
   assert all(b >= a - 1e-12 for a, b in zip(best, best[1:]))  # the pool never loses its best fit
+  # One champion per history entry; the last one is the final pool's champion.
+  assert len(res.champion_ids) == len(res.history)
+  assert np.array_equal(res.champion_ids[-1], res.pool[0].ids)
+  assert all(E.parse_ids(ids) is not None for ids in res.champion_ids)
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,103 @@
+"""What the search-running figure scripts (convergence.py, timing.py) share: their search
+flags, a model, datasets, one trial per dataset.
+
+Flags are defined only when a script runs (define_search_flags in its __main__ block), so
+tests can import both scripts into one process. Errors a user can cause (unknown dataset,
+unloadable checkpoint) end the script with a one-line `error: ...` and exit status 1.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import sys
+
+from absl import flags
+
+from lee_jax import checkpoints
+from lee_jax import configs
+from lee_jax import datasets
+from lee_jax import engine as engine_lib
+from lee_jax import search
+from lee_jax import trial
+
+STROGATZ = "strogatz"
+
+
+def define_search_flags(datasets_help: str) -> None:
+  flags.DEFINE_list("datasets", None, datasets_help)
+  flags.DEFINE_integer("seed", 0, "Trial seed (round r uses seed + r).")
+  flags.DEFINE_enum("preset", "fast", list(configs.PRESETS), "Search preset.")
+  flags.DEFINE_enum("mode", "combined", list(configs.MODES), "Search mode.")
+  flags.DEFINE_integer("rounds", None, "Override the preset's rounds.")
+  flags.DEFINE_integer("iters", None, "Override the preset's iterations.")
+  flags.DEFINE_integer("workers", None, "Override the preset's worker processes.")
+  flags.DEFINE_string("checkpoint", None, "Trained model (default: the shipped one).")
+  flags.DEFINE_enum("random_model", None, list(configs.MODELS),
+                    "An untrained model of this size (smoke tests and timing only).")
+
+
+@dataclasses.dataclass
+class Setup:
+  """Everything a trial needs besides the data."""
+  eng: engine_lib.Engine
+  bundle: dict
+  source: str  # the model, in words
+  cfg: configs.SearchConfig
+  mode: str
+  seed: int
+
+
+def setup_from_flags() -> Setup:
+  f = flags.FLAGS
+  cfg = configs.get_search_config(f.preset, rounds=f.rounds, iterations=f.iters,
+                                  workers=f.workers)
+  return Setup(*load_engine(f.checkpoint, f.random_model), cfg, f.mode, f.seed)
+
+
+@functools.cache  # a process (a test session) builds and compiles each size once
+def _untrained(name: str) -> tuple[engine_lib.Engine, dict]:
+  return engine_lib.untrained(name)
+
+
+def load_engine(checkpoint: str | None, random_model: str | None
+                ) -> tuple[engine_lib.Engine, dict, str]:
+  """(Engine, bundle, a description of the model); exits on a checkpoint that cannot load."""
+  if random_model:
+    return *_untrained(random_model), f"untrained {random_model}"
+  try:
+    eng, bundle = engine_lib.load(checkpoint)
+  except checkpoints.CheckpointError as e:
+    sys.exit(f"error: {e}")
+  return eng, bundle, checkpoint or "shipped"
+
+
+def group_names(group: str) -> list[str]:
+  return [d.name for d in datasets.list_datasets() if d.group == group]
+
+
+def load_all(names: list[str]) -> dict[str, datasets.Dataset]:
+  """Every named dataset, loaded before any search starts so a typo fails at once."""
+  if not names:
+    sys.exit("error: no datasets given")
+  try:
+    return {name: datasets.load_dataset(name) for name in names}
+  except datasets.DataError as e:
+    sys.exit(f"error: {e}")
+
+
+@dataclasses.dataclass
+class Run:
+  name: str
+  noise: float
+  data: search.SearchData
+  result: trial.TrialResult
+
+
+def run_dataset(setup: Setup, ds: datasets.Dataset, noise: float = 0.0) -> Run:
+  """One trial on the SRBench split of ds (the split srbench.py uses for this seed)."""
+  p = datasets.split(ds.X, ds.y, seed=setup.seed, noise=noise)
+  data = search.SearchData(p.X_train, p.y_train, p.X_val, p.y_val)
+  return Run(ds.name, noise, data,
+             trial.run_trial(setup.eng, data, setup.cfg, setup.mode, setup.seed,
+                             bundle=setup.bundle))

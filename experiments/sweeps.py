@@ -1,0 +1,93 @@
+"""Reading finished sweeps (srbench.py result folders) and the paper's Table 1 rows.
+
+Shared by aggregate.py (Table 1), pareto.py (Fig. 2) and timing.py (Table 11); no flags here.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import pathlib
+
+import numpy as np
+
+COLUMNS = [("strogatz", 0.0), ("strogatz", 0.01), ("strogatz", 0.1), ("feynman", 0.0),
+           ("feynman", 0.01), ("feynman", 0.1), ("blackbox", 0.0)]
+HERE = pathlib.Path(__file__).resolve().parent
+
+
+class SweepError(ValueError):
+  """A --runs entry that is malformed or names a folder without results (one-line message)."""
+
+
+def parse_runs(specs: list[str]) -> list[tuple[str, pathlib.Path]]:
+  """["LABEL=FOLDER", ...] -> [(label, folder)], each folder holding a results.jsonl."""
+  out = []
+  for spec in specs:
+    label, eq, folder = spec.partition("=")
+    if not eq or not label or not folder:
+      raise SweepError(f"--runs entry {spec!r} is not LABEL=FOLDER")
+    path = pathlib.Path(folder)
+    if not (path / "results.jsonl").is_file():
+      raise SweepError(f"no results.jsonl in {path} (run experiments/srbench.py --out_dir={path})")
+    out.append((label, path))
+  return out
+
+
+def read_rows(folder: pathlib.Path) -> list[dict]:
+  """Every complete line of folder/results.jsonl (a line cut short by a kill is ignored)."""
+  rows = []
+  for line in (pathlib.Path(folder) / "results.jsonl").read_text().splitlines():
+    try:
+      rows.append(json.loads(line))
+    except ValueError:
+      continue
+  return rows
+
+
+def load_paper() -> list[dict]:
+  """The paper's Table 1: [{'label', 'family', 'cells': {(group, noise): (R2, C, None, None)}}]."""
+  lines = [l for l in (HERE / "data" / "paper_table1.csv").read_text().splitlines()
+           if not l.startswith("#")]
+  rows = []
+  for r in csv.DictReader(lines):
+    cells = {}
+    for g, n in COLUMNS:
+      r2, c = r[f"{g}_{n:g}_r2"], r[f"{g}_{n:g}_c"]
+      if r2:
+        cells[(g, n)] = (float(r2), float(c), None, None)
+    rows.append({"label": r["method"] + " [paper]", "family": r["family"], "cells": cells})
+  return rows
+
+
+def method_rows(specs: list[str], paper_rows: bool) -> list[dict]:
+  """The paper's rows (if paper_rows), then one row (family 'ours') per LABEL=FOLDER spec."""
+  runs = parse_runs(specs)  # checks every folder before reading any
+  rows = load_paper() if paper_rows else []
+  return rows + [{"label": label, "family": "ours", "cells": aggregate(folder)}
+                 for label, folder in runs]
+
+
+def aggregate(folder: pathlib.Path) -> dict:
+  """{(group, noise): (mean R2, mean complexity, cells, failed)} over a results.jsonl.
+
+  A cell without a finite test R2 (no expression, NaN predictions) counts as R2 = 0.
+  """
+  by: dict = {}
+  for r in read_rows(folder):
+    by.setdefault((r["group"], float(r["noise"])), []).append(r)
+  out = {}
+  for key, rs in by.items():
+    r2 = [r["r2_test"] if r.get("r2_test") is not None else 0.0 for r in rs]
+    c = [r["complexity"] for r in rs if r.get("complexity") is not None]
+    failed = sum(r.get("r2_test") is None for r in rs)
+    out[key] = (float(np.mean(r2)), float(np.mean(c)) if c else float("nan"), len(rs), failed)
+  return out
+
+
+def write_csv(path, rows: list[dict]) -> None:
+  """rows (dicts with the same keys, in column order) -> a CSV file with a header."""
+  with open(path, "w", newline="") as f:
+    w = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else [])
+    w.writeheader()
+    w.writerows(rows)

@@ -1,0 +1,80 @@
+"""experiments/pareto.py: R2 vs complexity points, the non-dominated frontier, Fig. 2 files."""
+
+import csv
+import json
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "experiments"))
+import pareto  # noqa: E402
+import sweeps  # noqa: E402
+
+
+def _pt(label, r2, c):
+  return {"label": label, "r2": r2, "complexity": c}
+
+
+def test_the_frontier_keeps_exactly_the_non_dominated_points():
+  pts = [_pt("simple", 0.80, 8), _pt("accurate", 0.99, 50), _pt("middle", 0.90, 20),
+         _pt("dominated", 0.85, 30), _pt("tie", 0.90, 20), _pt("worse_same_c", 0.70, 8)]
+  assert pareto.on_front(pts) == [True, True, True, False, True, False]
+
+
+def test_points_skip_cells_without_a_finite_r2_or_complexity():
+  rows = [{"label": "m", "family": "ours",
+           "cells": {("strogatz", 0.0): (0.9, 10.0, 3, 0), ("strogatz", 0.1): (0.0, float("nan"), 2, 2)}}]
+  assert [(p["group"], p["noise"], p["cells"]) for p in pareto.points(rows)] == [("strogatz", 0.0, 3)]
+
+
+def test_runs_must_name_a_folder_with_results(tmp_path):
+  with pytest.raises(sweeps.SweepError, match="not LABEL=FOLDER"):
+    sweeps.parse_runs(["just_a_path"])
+  with pytest.raises(sweeps.SweepError, match="no results.jsonl"):
+    sweeps.parse_runs([f"x={tmp_path}"])
+
+
+def _pareto(*args):
+  return subprocess.run([sys.executable, str(REPO / "experiments" / "pareto.py"), *args],
+                        capture_output=True, text=True, timeout=120, cwd=REPO)
+
+
+def test_end_to_end_with_a_sweep_folder_and_the_paper_rows(tmp_path):
+  run = tmp_path / "run"
+  run.mkdir()
+  cells = [{"group": "strogatz", "noise": 0.1, "r2_test": 0.95, "complexity": 6},
+           {"group": "strogatz", "noise": 0.1, "r2_test": 0.85, "complexity": 8},
+           {"group": "feynman", "noise": 0.0, "r2_test": None, "complexity": None}]  # failed
+  (run / "results.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cells) + '{"cut')
+  out = tmp_path / "out"
+  r = _pareto(f"--runs=mine={run}", f"--out_dir={out}")
+  assert r.returncode == 0, r.stderr
+  with open(out / "points.csv") as f:
+    pts = list(csv.DictReader(f))
+  assert list(pts[0]) == ["label", "family", "group", "noise", "r2", "complexity", "cells",
+                          "on_front"]
+  paper = sweeps.load_paper()
+  expect = sum(len(row["cells"]) for row in paper) + 1  # + our strogatz 0.1 point
+  assert len(pts) == expect
+  (mine,) = [p for p in pts if p["label"] == "mine"]
+  assert (mine["group"], float(mine["noise"]), mine["cells"]) == ("strogatz", 0.1, "2")
+  assert float(mine["r2"]) == pytest.approx(0.9) and float(mine["complexity"]) == 7.0
+  assert mine["on_front"] == "True"  # simpler than every paper method at eps=0.1
+  for p in pts:
+    assert 0 <= float(p["r2"]) <= 1 and float(p["complexity"]) > 0
+  for group, noise in {(p["group"], float(p["noise"])) for p in pts}:
+    png = out / f"fig2_{group}_{noise:g}.png"
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    cell = [p for p in pts if (p["group"], float(p["noise"])) == (group, noise)]
+    best = max(cell, key=lambda p: float(p["r2"]))
+    assert best["on_front"] == "True"
+  assert len(list(out.glob("fig2_*.png"))) == len(sweeps.COLUMNS)
+
+
+def test_a_missing_results_folder_is_a_one_line_error(tmp_path):
+  r = _pareto(f"--runs=mine={tmp_path / 'nowhere'}", f"--out_dir={tmp_path / 'out'}")
+  assert r.returncode == 1 and r.stderr.strip().startswith("error: no results.jsonl in")
+  assert not (tmp_path / "out").exists()
