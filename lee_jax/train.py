@@ -2,6 +2,7 @@
 
   python -m lee_jax.train --phase=1 --model=small --workdir=runs/small
   python -m lee_jax.train --phase=all --model=tiny --workdir=/tmp/tiny --steps=200
+  python -m lee_jax.train --phase=all --use_vae=false --workdir=runs/novae   # App. E ablation
 
 Phase N > 1 starts from the last checkpoint of phase N-1 in --workdir (or --init=scratch).
 A run resumes from its own phase's latest checkpoint (params, optimizer, step, data
@@ -49,6 +50,9 @@ _LOG_EVERY = flags.DEFINE_integer("log_every", 100, "Steps between progress/metr
 _SAVE_EVERY = flags.DEFINE_integer("save_every", 1000, "Steps between checkpoints.")
 _KEEP = flags.DEFINE_integer("keep", 3, "Checkpoints kept per phase.")
 _DTYPE = flags.DEFINE_enum("dtype", "bfloat16", ["bfloat16", "float32"], "Compute dtype.")
+_USE_VAE = flags.DEFINE_bool(
+    "use_vae", True, "False: the App. E ablation model (deterministic encoder, ||z||^2 penalty "
+    "in place of KL, no align loss); same schedule, so the same budget as a VAE run.")
 
 
 def config_from_flags() -> tuple[TrainConfig, list[int]]:
@@ -71,7 +75,8 @@ def config_from_flags() -> tuple[TrainConfig, list[int]]:
   if _BATCH.value < 1 or _BATCH.value % n:
     raise TrainError(f"--batch_size={_BATCH.value} must be a positive multiple of the {n} devices")
   cfg = TrainConfig(
-      model=_MODEL.value, model_cfg=configs.get_model_config(_MODEL.value, dtype=_DTYPE.value),
+      model=_MODEL.value, model_cfg=configs.get_model_config(_MODEL.value, dtype=_DTYPE.value,
+                                                                 use_vae=_USE_VAE.value),
       workdir=pathlib.Path(_WORKDIR.value).absolute(), batch_size=_BATCH.value, steps=tuple(steps),
       lr=_LR.value, min_lr=_MIN_LR.value, warmup=_WARMUP.value, weight_decay=_WEIGHT_DECAY.value,
       clip_norm=_CLIP.value, seed=_SEED.value, max_seconds=_MAX_SECONDS.value, resume=_RESUME.value,

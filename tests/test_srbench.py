@@ -5,6 +5,8 @@ import pathlib
 import subprocess
 import sys
 
+import pytest
+
 REPO = pathlib.Path(__file__).resolve().parents[1]
 
 
@@ -37,6 +39,36 @@ def test_sweep_records_each_cell_once_and_resumes(tmp_path):
   r = _run(tmp_path, "--datasets=strogatz_lv1", "--noise=0", "--trials=2")
   assert r.returncode == 0, r.stderr
   assert "1 to run" in r.stdout
+
+
+def test_pool_size_is_recorded_and_a_folder_never_mixes_settings(tmp_path):
+  args = ["--datasets=strogatz_glider1", "--noise=0.1"]
+  r = _run(tmp_path, *args, "--pool_size=8")
+  assert r.returncode == 0, r.stderr
+  (row,) = [json.loads(l) for l in (tmp_path / "results.jsonl").read_text().splitlines()]
+  assert row["search"]["pool_size"] == 8 and row["settings"]["changed"] == {
+      "pool_size": 8, "rounds": 1, "iterations": 2}
+  assert row["settings"]["model"] == "untrained tiny" and row["found"]
+  # The same setting spelt another way resumes; another mode is a one-line error.
+  r = _run(tmp_path, *args, "--pool_size=8", "--workers=1")
+  assert r.returncode == 0, r.stderr
+  assert "1 cells already" in r.stdout and "0 to run" in r.stdout
+  r = _run(tmp_path, *args, "--pool_size=8", "--mode=iterative", "--trials=2")
+  assert r.returncode == 1 and r.stderr.count("\n") == 1, r.stderr
+  assert "other settings" in r.stderr and "'mode': ('combined', 'iterative')" in r.stderr
+  # Nor does another pool size, seed or model; the preset's own P=16 is no override.
+  sys.path.insert(0, str(REPO / "experiments"))
+  import sweep
+  base = dict(out_dir=tmp_path, names=("strogatz_glider1",), noises=(0.1,), trials=1)
+  fast = (("rounds", 1), ("iterations", 2))
+  mine = sweep.Sweep(**base, overrides=fast + (("pool_size", 8),))
+  sweep.check_settings(mine.results, mine.settings("untrained tiny"))
+  for other, model in [(sweep.Sweep(**base, overrides=fast + (("pool_size", 32),)), "untrained tiny"),
+                       (sweep.Sweep(**base, overrides=fast + (("pool_size", 8),), seed=1), "untrained tiny"),
+                       (mine, "ckpt")]:
+    with pytest.raises(sweep.MixedSettingsError):
+      sweep.check_settings(mine.results, other.settings(model))
+  assert sweep.Sweep(**base, overrides=(("pool_size", 16),)).changed() == {}
 
 
 def test_peers_run_through_the_same_runner(tmp_path):

@@ -113,6 +113,15 @@ def test_cli_killed_run_resumes_then_phase2_starts_from_phase1(tmp_path):
   assert meta["phase"] == 2 and meta["step"] == 2
 
 
+def test_cli_trains_a_no_vae_model_for_the_vae_ablation(tmp_path):
+  r = subprocess.run(_cli(tmp_path, "--phase=1", "--steps=1", "--use_vae=false"),
+                     env=dict(os.environ, JAX_PLATFORMS="cpu"), capture_output=True, text=True,
+                     timeout=600)
+  assert r.returncode == 0, r.stdout + r.stderr
+  meta = json.loads((tmp_path / "export" / "meta.json").read_text())
+  assert meta["model_config"]["use_vae"] is False
+
+
 def test_cli_missing_previous_phase_is_one_line_error(tmp_path):
   r = subprocess.run(_cli(tmp_path, "--phase=3"), capture_output=True, text=True, timeout=120)
   assert r.returncode == 2

@@ -1,0 +1,268 @@
+"""The sweep behind experiments/srbench.py and experiments/ablations.py (no flags here).
+
+A `Sweep` is every (dataset, noise, trial) cell of one setting: method, model, seed, preset,
+mode and the search overrides. Its folder's results.jsonl holds one JSON line per finished
+cell, keyed by `cell_key`; a run skips the cells already there. Every line carries the
+setting it was run with (`settings`), and a run refuses a folder whose lines were made with
+another one, so a resumed cell never mixes two settings in one table row.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import json
+import os
+import pathlib
+import sys
+import time
+import traceback
+
+import numpy as np
+
+from lee_jax import configs
+from lee_jax import datasets
+from lee_jax import engine as engine_lib
+from lee_jax import score
+from lee_jax import search
+from lee_jax import trial
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import peers  # noqa: E402  (experiments/peers.py, beside this script)
+
+Cell = tuple[str, float, int]  # (dataset, noise, trial)
+
+
+class MixedSettingsError(ValueError):
+  """A results folder holds cells run with another setting."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Model:
+  """A loaded model: the engine, its bundle (for worker processes) and a label."""
+  engine: engine_lib.Engine
+  bundle: dict
+  source: str  # 'shipped', a checkpoint path, or 'untrained <size>'
+
+
+def model_source(checkpoint: str | None = None, random_model: str | None = None,
+                 use_vae: bool = True) -> str:
+  """The label a model's cells carry (known before the model loads)."""
+  if random_model:
+    return f"untrained {random_model}" + ("" if use_vae else " (use_vae=False)")
+  return checkpoint or "shipped"
+
+
+def load_model(checkpoint: str | None = None, random_model: str | None = None,
+               use_vae: bool = True) -> Model:
+  """A checkpoint (None: the shipped one), or an untrained model of a preset size.
+
+  use_vae only shapes an untrained model; a checkpoint carries its own model config.
+  Raises checkpoints.CheckpointError (one line) when a checkpoint cannot be loaded.
+  """
+  source = model_source(checkpoint, random_model, use_vae)
+  if random_model:
+    from flax import nnx
+
+    from lee_jax import model as model_lib
+    m = model_lib.LEE(configs.get_model_config(random_model, use_vae=use_vae), rngs=nnx.Rngs(0))
+    return Model(engine_lib.Engine(m), engine_lib.to_bundle(m), source)
+  eng, bundle = engine_lib.load(checkpoint)
+  return Model(eng, bundle, source)
+
+
+@dataclasses.dataclass(frozen=True)
+class Sweep:
+  """One setting's cells. overrides: SearchConfig fields replaced in the preset (None: keep)."""
+  out_dir: pathlib.Path
+  names: tuple[str, ...]
+  noises: tuple[float, ...]
+  trials: int
+  seed: int = 0
+  method: str = "lee"
+  preset: str = "fast"
+  mode: str = "combined"
+  overrides: tuple[tuple[str, object], ...] = ()
+  shard_index: int = 0
+  num_shards: int = 1
+
+  @property
+  def results(self) -> pathlib.Path:
+    return pathlib.Path(self.out_dir) / "results.jsonl"
+
+  def search_config(self) -> configs.SearchConfig:
+    return configs.get_search_config(self.preset, **dict(self.overrides))
+
+  def changed(self) -> dict:
+    """The search fields that differ from the preset (workers only changes speed)."""
+    base = dataclasses.asdict(configs.PRESETS[self.preset])
+    cfg = dataclasses.asdict(self.search_config())
+    return {k: v for k, v in cfg.items() if v != base[k] and k != "workers"}
+
+  def settings(self, model: str | None) -> dict:
+    """What every cell of a folder must share."""
+    if self.method != "lee":
+      return {"method": self.method, "seed": self.seed}
+    return {"method": "lee", "model": model, "seed": self.seed, "preset": self.preset,
+            "mode": self.mode, "changed": self.changed()}
+
+  def cells(self) -> list[Cell]:
+    """This shard's cells (black-box datasets run at noise 0 only, as in SRBench)."""
+    return cells(list(self.names), list(self.noises), self.trials)[self.shard_index::self.num_shards]
+
+  def todo(self) -> list[Cell]:
+    done = {r["key"] for r in read_results(self.results)}
+    return [c for c in self.cells() if cell_key(*c) not in done]
+
+
+def cells(names: list[str], noises: list[float], trials: int) -> list[Cell]:
+  out = []
+  for name in names:
+    for noise in (noises if datasets.group_of(name) != "blackbox" else [0.0]):
+      out.extend((name, noise, t) for t in range(trials))
+  return out
+
+
+def cell_key(name: str, noise: float, t: int) -> str:
+  return f"{name}|{noise:g}|{t}"
+
+
+def read_results(path: pathlib.Path) -> list[dict]:
+  """Every complete line of results.jsonl (a line cut short by a kill is ignored)."""
+  if not path.exists():
+    return []
+  rows = []
+  for line in path.read_text().splitlines():
+    try:
+      rows.append(json.loads(line))
+    except ValueError:
+      continue
+  return rows
+
+
+def append_result(path: pathlib.Path, row: dict) -> None:
+  with path.open("a") as f:
+    f.write(json.dumps(trial.json_safe(row)) + "\n")
+    f.flush()
+    os.fsync(f.fileno())
+
+
+def row_settings(row: dict) -> dict:
+  """A line's setting; lines written before settings were recorded get it from their fields."""
+  if "settings" in row:
+    return row["settings"]
+  seed = row["seed"] - 1000 * row["trial"]
+  if row["method"] != "lee":
+    return {"method": row["method"], "seed": seed}
+  return {"method": "lee", "model": row["model"], "seed": seed, "preset": row["preset"],
+          "mode": row["mode"], "changed": {}}
+
+
+def check_settings(path: pathlib.Path, settings: dict) -> None:
+  """Raises MixedSettingsError (one line) if a line of `path` was run with other settings."""
+  for row in read_results(path):
+    theirs = row_settings(row)
+    if theirs != settings:
+      diff = {k: (theirs.get(k), settings.get(k)) for k in sorted(set(theirs) | set(settings))
+              if theirs.get(k) != settings.get(k)}
+      raise MixedSettingsError(
+          f"{path} holds cells run with other settings (field: (folder, this run)) {diff}; "
+          "use another --out_dir")
+
+
+def run_peer(method: str, p: datasets.Split, seed: int) -> dict:
+  """A peer on SRBench's training part (train + validation: peers have no use for our
+  validation fold), scored like LEE: R2 on each fold, LEE's simplified node count."""
+  from lee_jax import expr as E
+
+  X = np.concatenate([p.X_train, p.X_val])
+  y = np.concatenate([p.y_train, p.y_val])
+  model, seconds = peers.fit_peer(method, X, y, seed)
+  names = [f"x{i}" for i in range(X.shape[1])]
+  f = E.numpy_function(model, names)
+  return {"found": True, "expression": str(model), "wall_time_s": round(seconds, 3),
+          "r2_train": score.r2(y, f(X)), "r2_test": score.r2(p.y_test, f(p.X_test)),
+          "complexity": E.node_count(E.simplify(model)),
+          "complexity_raw": E.node_count(model)}
+
+
+def run_cell(sweep: Sweep, model: Model | None, cfg: configs.SearchConfig, cell: Cell) -> dict:
+  """One cell's results line; a failure is recorded in the line, never raised."""
+  name, noise, t = cell
+  seed = sweep.seed + 1000 * t
+  row = {"key": cell_key(name, noise, t), "dataset": name, "group": datasets.group_of(name),
+         "method": sweep.method, "noise": noise, "trial": t, "seed": seed,
+         "preset": sweep.preset, "mode": sweep.mode, "model": model.source if model else sweep.method,
+         "settings": sweep.settings(model.source if model else None)}
+  if sweep.method == "lee":
+    row["search"] = dataclasses.asdict(cfg)
+  try:
+    ds = datasets.load_dataset(name)
+    p = datasets.split(ds.X, ds.y, seed=seed, noise=noise)
+    if sweep.method != "lee":
+      row.update(run_peer(sweep.method, p, seed))
+    else:
+      data = search.SearchData(p.X_train, p.y_train, p.X_val, p.y_val)
+      res = trial.run_trial(model.engine, data, cfg, sweep.mode, seed, bundle=model.bundle)
+      rep = trial.report(res, p.X_test, p.y_test, data, ds.feature_names)
+      rep.pop("rounds", None)  # per-round detail stays out of the sweep table
+      row.update(rep)
+  except Exception as e:  # noqa: BLE001 -- a sweep records a broken cell and goes on
+    row.update({"found": False, "error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
+                "traceback": traceback.format_exc(limit=3)})
+  return row
+
+
+def run(sweep: Sweep, model: Model | None) -> int:
+  """Runs this shard's missing cells, appending each line as it finishes; returns how many ran.
+
+  model is None for a peer method. Raises MixedSettingsError before running anything if the
+  folder holds another setting's cells.
+  """
+  cfg = sweep.search_config()
+  check_settings(sweep.results, sweep.settings(model.source if model else None))
+  pathlib.Path(sweep.out_dir).mkdir(parents=True, exist_ok=True)
+  done = len(read_results(sweep.results))
+  todo = sweep.todo()
+  print(f"{done} cells already in {sweep.results}; {len(todo)} to run (shard {sweep.shard_index}/"
+        f"{sweep.num_shards}); model {model.source if model else sweep.method}; preset "
+        f"{sweep.preset}, mode {sweep.mode}" + (f", {sweep.changed()}" if sweep.changed() else ""),
+        flush=True)
+  t0 = time.perf_counter()
+  for i, cell in enumerate(todo):
+    row = run_cell(sweep, model, cfg, cell)
+    append_result(sweep.results, row)
+    _log(i, len(todo), cell, row, t0)
+  return len(todo)
+
+
+def summary(rows: list[dict]) -> str:
+  by = collections.defaultdict(list)
+  for r in rows:
+    by[(r["group"], r["noise"])].append(r)
+  lines = [f"{'group':<9} {'noise':>5} {'cells':>5} {'found':>5} {'errors':>6} {'R2_test':>8} "
+           f"{'median':>7} {'cmplx':>6} {'wall_s':>7}  failures"]
+  for (group, noise), rs in sorted(by.items()):
+    found = [r for r in rs if r.get("found")]
+    r2 = [r["r2_test"] if r.get("r2_test") is not None else -1.0 for r in found]
+    fails: collections.Counter = collections.Counter()
+    for r in rs:
+      fails.update(r.get("failures", {}))
+    lines.append(
+        f"{group:<9} {noise:>5g} {len(rs):>5} {len(found):>5} {sum('error' in r for r in rs):>6} "
+        f"{np.mean(r2) if r2 else float('nan'):>8.4f} {np.median(r2) if r2 else float('nan'):>7.4f} "
+        f"{np.mean([r['complexity'] for r in found]) if found else float('nan'):>6.1f} "
+        f"{np.mean([r.get('wall_time_s', 0) for r in rs]):>7.1f}  {dict(fails)}")
+  return "\n".join(lines)
+
+
+def _log(i, n, cell, row, t0) -> None:
+  name, noise, t = cell
+  el = time.perf_counter() - t0
+  eta = el / (i + 1) * (n - i - 1)
+  r2 = row.get("r2_test")
+  r2 = r2 if r2 is None or np.isfinite(r2) else None
+  print(f"[{i + 1}/{n}] {name} noise {noise:g} trial {t}: "
+        + (f"R2 {r2:.4f} C {row.get('complexity')} {row.get('wall_time_s', 0):.1f}s" if r2 is not None
+           else row.get("error", "no valid expression or non-finite test predictions"))
+        + f"  (elapsed {el / 60:.1f} min, ETA {eta / 60:.1f} min)", file=sys.stderr, flush=True)
