@@ -18,7 +18,7 @@ from absl import app
 from absl import flags
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import sweeps  # noqa: E402  (experiments/sweeps.py, beside this script)
+import sweep_results  # noqa: E402  (experiments/sweep_results.py, beside this script)
 
 _RUNS = flags.DEFINE_list("runs", [], "LABEL=FOLDER pairs of srbench.py result folders.")
 _OUT = flags.DEFINE_string("out_dir", "experiments/results/table1", "Where to write the tables.")
@@ -28,18 +28,18 @@ _PAPER = flags.DEFINE_bool("paper_rows", True, "Include the paper's Table 1 rows
 def main(argv):
   del argv
   try:
-    rows = sweeps.method_rows(_RUNS.value, _PAPER.value)
-  except sweeps.SweepError as e:
+    rows = sweep_results.method_rows(_RUNS.value, _PAPER.value)
+  except sweep_results.SweepError as e:
     sys.exit(f"error: {e}")
   out = pathlib.Path(_OUT.value)
   out.mkdir(parents=True, exist_ok=True)
-  head = "| method | " + " | ".join(f"{g} eps={n:g} R2 / C" for g, n in sweeps.COLUMNS) + " |"
-  md = [head, "|" + "---|" * (len(sweeps.COLUMNS) + 1)]
+  head = "| method | " + " | ".join(f"{g} eps={n:g} R2 / C" for g, n in sweep_results.COLUMNS) + " |"
+  md = [head, "|" + "---|" * (len(sweep_results.COLUMNS) + 1)]
   with (out / "table1.csv").open("w", newline="") as f:
     w = csv.writer(f)
-    w.writerow(["method"] + [f"{g}_{n:g}_{k}" for g, n in sweeps.COLUMNS for k in ("r2", "c", "cells", "failed")])
+    w.writerow(["method"] + [f"{g}_{n:g}_{k}" for g, n in sweep_results.COLUMNS for k in ("r2", "c", "cells", "failed")])
     for row in rows:
-      cells = [row["cells"].get(col) for col in sweeps.COLUMNS]
+      cells = [row["cells"].get(col) for col in sweep_results.COLUMNS]
       md.append(f"| {row['label']} | " + " | ".join(
           "-" if c is None else f"{c[0]:.3f} / {c[1]:.1f}" + (f" ({c[2]} cells)" if c[2] else "")
           for c in cells) + " |")

@@ -34,7 +34,7 @@ from lee_jax import expr as E
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import runner  # noqa: E402  (experiments/runner.py, beside this script)
-import sweeps  # noqa: E402
+import sweep_results  # noqa: E402
 
 
 # --- (a) convergence curves -------------------------------------------------------------------
@@ -191,10 +191,10 @@ def run(setup: runner.Setup, sets: dict, out: pathlib.Path, pca_dataset: str = "
           f"{one.result.wall_time:.1f}s", file=sys.stderr, flush=True)
     if name == pca_dataset:
       trajectory = champion_latents(setup.eng, one, setup.cfg.n_scatter, setup.seed)
-  sweeps.write_csv(out / "history.csv", rows)
+  sweep_results.write_csv(out / "history.csv", rows)
   grid, names, values = curves(rows)
   center, lo, hi = band(values, band_kind)
-  sweeps.write_csv(out / "fig3a.csv", [
+  sweep_results.write_csv(out / "fig3a.csv", [
       {"iteration": int(g), "center": c, "lo": a, "hi": b, "datasets": len(names)}
       for g, c, a, b in zip(grid, center, lo, hi)])
   plot_convergence(out / "fig3a.png", grid, names, values, band_kind,
@@ -205,7 +205,7 @@ def run(setup: runner.Setup, sets: dict, out: pathlib.Path, pca_dataset: str = "
     points, ratio = pca_2d(z)
     for r, (a, b) in zip(traj_rows, points):
       r.update(pc1=a, pc2=b)
-    sweeps.write_csv(out / "trajectory.csv", traj_rows)
+    sweep_results.write_csv(out / "trajectory.csv", traj_rows)
     plot_trajectory(out / "fig3b.png", traj_rows, points, ratio)
     written += ["trajectory.csv", "fig3b.png"]
   (out / "run.json").write_text(json.dumps({

@@ -3,7 +3,7 @@
     python experiments/pareto.py --runs "LEE (ours)=experiments/results/srbench_fast_combined"
 
 One point per method and (group, noise): mean test R2 and mean simplified complexity over its
-cells (sweeps.aggregate, the numbers aggregate.py tabulates), for each --runs folder and for
+cells (sweep_results.aggregate, the numbers aggregate.py tabulates), for each --runs folder and for
 the paper's Table 1 rows (experiments/data/paper_table1.csv). The frontier is the set of
 points no other point beats on both axes (lower complexity and higher R2).
 
@@ -21,11 +21,14 @@ from absl import app
 from absl import flags
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import sweeps  # noqa: E402  (experiments/sweeps.py, beside this script)
+import sweep_results  # noqa: E402  (experiments/sweep_results.py, beside this script)
 
-_RUNS = flags.DEFINE_list("runs", [], "LABEL=FOLDER pairs of srbench.py result folders.")
-_OUT = flags.DEFINE_string("out_dir", "experiments/results/pareto", "Where to write.")
-_PAPER = flags.DEFINE_bool("paper_rows", True, "Include the paper's Table 1 methods.")
+
+def define_flags() -> None:
+  """Defined when run as a script, so tests can import this beside other experiment scripts."""
+  flags.DEFINE_list("runs", [], "LABEL=FOLDER pairs of srbench.py result folders.")
+  flags.DEFINE_string("out_dir", "experiments/results/pareto", "Where to write.")
+  flags.DEFINE_bool("paper_rows", True, "Include the paper's Table 1 methods.")
 
 FAMILY_COLORS = {"GP": "C0", "hybrid": "C2", "neural": "C1", "ours": "C3"}
 GROUP_TITLES = {"strogatz": "Strogatz", "feynman": "Feynman", "blackbox": "black-box"}
@@ -81,14 +84,15 @@ def plot(path, pts: list[dict], front: list[bool], group: str, noise: float) -> 
 
 def main(argv):
   del argv
+  f = flags.FLAGS
   try:
-    rows = sweeps.method_rows(_RUNS.value, _PAPER.value)
-  except sweeps.SweepError as e:
+    rows = sweep_results.method_rows(f.runs, f.paper_rows)
+  except sweep_results.SweepError as e:
     sys.exit(f"error: {e}")
   pts = points(rows)
   if not pts:
     sys.exit("error: no points to plot (give --runs, or keep --paper_rows)")
-  out = pathlib.Path(_OUT.value)
+  out = pathlib.Path(f.out_dir)
   out.mkdir(parents=True, exist_ok=True)
   table, written = [], []
   for group, noise in sorted({(p["group"], p["noise"]) for p in pts}):
@@ -98,9 +102,10 @@ def main(argv):
     name = f"fig2_{group}_{noise:g}.png"
     plot(out / name, cell, front, group, noise)
     written.append(name)
-  sweeps.write_csv(out / "points.csv", table)
+  sweep_results.write_csv(out / "points.csv", table)
   print(f"wrote points.csv ({len(table)} points), {', '.join(written)} to {out}")
 
 
 if __name__ == "__main__":
+  define_flags()
   app.run(main)

@@ -33,7 +33,7 @@ from absl import flags
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import runner  # noqa: E402  (experiments/runner.py, beside this script)
-import sweeps  # noqa: E402
+import sweep_results  # noqa: E402
 
 PHASES = ("encode", "decode", "descend", "fit", "score", "simplify")
 DEFAULT_DATASETS = ("strogatz_lv1", "strogatz_shearflow1", "strogatz_vdp1")
@@ -79,7 +79,7 @@ def measure(setup: runner.Setup, sets: dict, noises: list[float], label: str,
 def read(runs: list[tuple[str, pathlib.Path]]) -> list[dict]:
   """Timing cells of srbench.py folders (cells without timings, e.g. peers, are skipped)."""
   return [cell(label, r["group"], r["noise"], r["wall_time_s"], r["timings_s"])
-          for label, folder in runs for r in sweeps.read_rows(folder)
+          for label, folder in runs for r in sweep_results.read_rows(folder)
           if r.get("timings_s") and r.get("wall_time_s") is not None]
 
 
@@ -150,8 +150,8 @@ def write(cells: list[dict], out: pathlib.Path, header: list[str]) -> list[str]:
   out.mkdir(parents=True, exist_ok=True)
   phases, walls = phase_table(cells), wall_table(cells)
   (out / "timing.md").write_text(markdown(phases, walls, header))
-  sweeps.write_csv(out / "phases.csv", phases)
-  sweeps.write_csv(out / "wall.csv", walls)
+  sweep_results.write_csv(out / "phases.csv", phases)
+  sweep_results.write_csv(out / "wall.csv", walls)
   plot(out / "timing.png", phases)
   return ["timing.md", "phases.csv", "wall.csv", "timing.png"]
 
@@ -172,8 +172,8 @@ def main(argv):
   out = pathlib.Path(f.out_dir)
   if f.runs:
     try:
-      runs = sweeps.parse_runs(f.runs)
-    except sweeps.SweepError as e:
+      runs = sweep_results.parse_runs(f.runs)
+    except sweep_results.SweepError as e:
       sys.exit(f"error: {e}")
     cells = read(runs)
     if not cells:

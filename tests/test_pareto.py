@@ -11,7 +11,7 @@ import pytest
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "experiments"))
 import pareto  # noqa: E402
-import sweeps  # noqa: E402
+import sweep_results  # noqa: E402
 
 
 def _pt(label, r2, c):
@@ -31,10 +31,10 @@ def test_points_skip_cells_without_a_finite_r2_or_complexity():
 
 
 def test_runs_must_name_a_folder_with_results(tmp_path):
-  with pytest.raises(sweeps.SweepError, match="not LABEL=FOLDER"):
-    sweeps.parse_runs(["just_a_path"])
-  with pytest.raises(sweeps.SweepError, match="no results.jsonl"):
-    sweeps.parse_runs([f"x={tmp_path}"])
+  with pytest.raises(sweep_results.SweepError, match="not LABEL=FOLDER"):
+    sweep_results.parse_runs(["just_a_path"])
+  with pytest.raises(sweep_results.SweepError, match="no results.jsonl"):
+    sweep_results.parse_runs([f"x={tmp_path}"])
 
 
 def _pareto(*args):
@@ -56,7 +56,7 @@ def test_end_to_end_with_a_sweep_folder_and_the_paper_rows(tmp_path):
     pts = list(csv.DictReader(f))
   assert list(pts[0]) == ["label", "family", "group", "noise", "r2", "complexity", "cells",
                           "on_front"]
-  paper = sweeps.load_paper()
+  paper = sweep_results.load_paper()
   expect = sum(len(row["cells"]) for row in paper) + 1  # + our strogatz 0.1 point
   assert len(pts) == expect
   (mine,) = [p for p in pts if p["label"] == "mine"]
@@ -71,7 +71,7 @@ def test_end_to_end_with_a_sweep_folder_and_the_paper_rows(tmp_path):
     cell = [p for p in pts if (p["group"], float(p["noise"])) == (group, noise)]
     best = max(cell, key=lambda p: float(p["r2"]))
     assert best["on_front"] == "True"
-  assert len(list(out.glob("fig2_*.png"))) == len(sweeps.COLUMNS)
+  assert len(list(out.glob("fig2_*.png"))) == len(sweep_results.COLUMNS)
 
 
 def test_a_missing_results_folder_is_a_one_line_error(tmp_path):
