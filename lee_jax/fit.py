@@ -281,11 +281,13 @@ def _fit_group(nodes, X, y, mc: int, steps: int, restarts: int, seed: int,
     # The float32 winner is checked in float64 against the decoded start: float32 can accept
     # constants whose float64 values are far worse (cancellation near a pole), and the
     # returned nmse must mean what scipy's does.
-    options = [c[row, int(np.argmin(f[row])), :n_c], c0[row, :n_c]]
+    # (A lane that never ran keeps its float32 start, which is inf for a decoded 1e99.)
+    options = [v for v in (c[row, int(np.argmin(f[row])), :n_c], c0[row, :n_c])
+               if np.all(np.isfinite(v))]
     fitted = [E.with_constants(node, v) for v in options]
     with np.errstate(all="ignore"):
       errs = [float(np.mean((evaluate.evaluate_numpy(t, X) - y) ** 2)) / scale for t in fitted]
-    errs = [e if np.isfinite(e) else np.inf for e in errs]
+    errs = [e if np.isfinite(e) else np.inf for e in errs] or [np.inf]
     k = int(np.argmin(errs))
     if not np.isfinite(errs[k]):
       out.append(FitResult(node, c0[row, :n_c], np.inf, steps, False, "nonfinite_end"))

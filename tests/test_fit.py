@@ -86,6 +86,21 @@ def test_batched_jax_fitter_matches_scipy_on_the_same_candidates():
   np.testing.assert_allclose(E.constants(jx[1].node), jx[1].values)
 
 
+def test_batched_fitter_failures_are_results_not_exceptions():
+  X = np.random.default_rng(6).uniform(1, 2, (60, 1))
+  y = 3.0 * X[:, 0] + 1.0
+  nodes = [E.from_prefix("add mul C x0 C".split()),
+           E.with_constants(E.from_prefix("add mul C x0 C".split()), [1e99, 2.0]),  # inf in float32
+           E.with_constants(E.from_prefix("exp mul C x0".split()), [1e30]),  # overflows everywhere
+           E.from_prefix("log neg x0".split())]  # no constants, NaN everywhere
+  res = fit.fit_batch(nodes, X, y)
+  assert res[0].ok and res[0].nmse < 1e-6  # float32 LM on a near-collinear c*x + c
+  assert not res[2].ok and not res[3].ok
+  for r in res[1:]:
+    assert not r.ok or np.isfinite(r.nmse)
+    assert np.all(np.isfinite(r.values))
+
+
 def test_batched_fitter_sends_many_constant_candidates_to_scipy():
   X = np.random.default_rng(5).uniform(1, 2, (50, 1))
   y = X[:, 0] * 9.0
