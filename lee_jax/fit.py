@@ -225,35 +225,57 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20
   """
   import jax
 
-  from lee_jax import evaluate
-
   if select_all is None:
     select_all = jax.default_backend() != "cpu"
   X, y = np.asarray(X, np.float64), np.asarray(y, np.float64)
   out: list[FitResult | None] = [None] * len(nodes)
-  groups: dict[int, list[int]] = {}  # constant slots (a power of two) -> node indices
+  groups: dict[int, list[int]] = {}  # constant slots -> node indices
   for i, node in enumerate(nodes):
     n_c = len(E.constants(node))
     if n_c == 0 or n_c > MAX_CONSTS:  # nothing to fit (evaluated only), or too many: scipy
       out[i] = fit_constants(node, X, y, max_iter=100)
     else:
-      groups.setdefault(evaluate.batch_bucket(n_c, 1), []).append(i)
+      groups.setdefault(next(m for m in _SLOTS if n_c <= m), []).append(i)
   # One call per slot count: each slot is a forward-mode channel over every lane, so a single
   # 5-constant candidate would otherwise make the whole batch pay for 8.
   for mc, idx in sorted(groups.items()):
-    results = _fit_group([nodes[i] for i in idx], X, y, mc, steps, restarts, seed + mc, select_all)
-    for i, r in zip(idx, results):
-      out[i] = r
+    for ids, prog in _parts(idx, lambda ids: [nodes[i] for i in ids], X.shape[1], mc):
+      results = _fit_group([nodes[i] for i in ids], prog, X, y, steps, restarts, seed + mc,
+                           select_all)
+      for i, r in zip(ids, results):
+        out[i] = r
   return out  # type: ignore[return-value]
 
 
-def _fit_group(nodes, X, y, mc: int, steps: int, restarts: int, seed: int,
-               select_all: bool) -> list[FitResult]:
-  from lee_jax import evaluate
+# Shape classes: every call is padded to one of few (trees, instructions, slots) shapes, so a
+# search compiles the LM a handful of times per dataset shape instead of once per batch size
+# (a compile costs ~1.5 s on the 2-core CPU, more than fitting a whole batch).
+_SLOTS = (2, 8)
+_SHAPES = ((16, 32), (64, 128))  # (trees, instructions)
+
+
+def _parts(idx: list[int], nodes_of, n_vars: int, mc: int):
+  """Split node indices into calls that fit a shape class: [(indices, Program)]."""
   from lee_jax import program
 
-  b = evaluate.batch_bucket(len(nodes), 8)
-  prog = program.compile_trees(nodes, X.shape[1], mc, n_trees=b)
+  for trees, instructions in _SHAPES:
+    if len(idx) <= trees:
+      try:
+        return [(idx, program.compile_trees(nodes_of(idx), n_vars, mc, trees, instructions))]
+      except program.ScheduleTooLong:
+        continue
+  if len(idx) == 1:  # one tree longer than the largest schedule: its own shape
+    return [(idx, program.compile_trees(nodes_of(idx), n_vars, mc))]
+  half = len(idx) // 2
+  return _parts(idx[:half], nodes_of, n_vars, mc) + _parts(idx[half:], nodes_of, n_vars, mc)
+
+
+def _fit_group(nodes, prog, X, y, steps: int, restarts: int, seed: int,
+               select_all: bool) -> list[FitResult]:
+  """LM on one compiled call (`prog` schedules `nodes`, padded); one FitResult per node."""
+  from lee_jax import evaluate
+
+  b, mc = len(prog.roots), prog.n_consts
   cmask = np.zeros((b, mc), bool)
   c0 = np.zeros((b, mc))
   for row, node in enumerate(nodes):

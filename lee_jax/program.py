@@ -43,6 +43,10 @@ _CLASS_OF = {op: (c, i) for c, (_, members) in enumerate(CLASSES) for i, op in e
 assert set(_CLASS_OF) == set(vocab.OPERATORS)
 
 
+class ScheduleTooLong(ValueError):
+  pass
+
+
 @dataclasses.dataclass(frozen=True)
 class Program:
   """A schedule for B trees (arrays padded to buckets so jitted callers compile rarely)."""
@@ -62,10 +66,11 @@ def _bucket(n: int, minimum: int) -> int:
 
 
 def compile_trees(nodes: list[E.Node], n_vars: int, n_consts: int,
-                  n_trees: int | None = None) -> Program:
+                  n_trees: int | None = None, n_instructions: int | None = None) -> Program:
   """Schedule `nodes` on data with n_vars variables; constants are numbered per tree in prefix
   order (as E.constants lists them), at most n_consts each. n_trees pads the batch with
-  trees whose value is 1."""
+  trees whose value is 1; n_instructions pads the schedule to that length (default: the next
+  power of two) and raises ScheduleTooLong when it needs more."""
   n_trees = len(nodes) if n_trees is None else n_trees
   if n_trees < len(nodes):
     raise ValueError(f"n_trees={n_trees} < {len(nodes)} trees")
@@ -133,7 +138,10 @@ def compile_trees(nodes: list[E.Node], n_vars: int, n_consts: int,
         if waiting[p] == 0:
           ready.setdefault(_CLASS_OF[recs[p][0]][0], []).append(p)
   used = len(classes)
-  T = _bucket(used, 4)  # padding instructions add ones into rows nothing reads
+  T = _bucket(used, 4) if n_instructions is None else n_instructions
+  if used > T:
+    raise ScheduleTooLong(f"{used} instructions > {T}")
+  # padding instructions add ones into rows nothing reads
   classes += [0] * (T - used)
   lanes += [np.zeros(W, np.int32)] * (T - used)
   args += [np.zeros((2, W), np.int32)] * (T - used)
