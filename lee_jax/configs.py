@@ -196,9 +196,10 @@ class SearchConfig:
     return int(round(self.lbfgs_first + frac * (self.lbfgs_last - self.lbfgs_first)))
 
   def decode_budget(self) -> int:
-    """Decodes per round of the iterative mode (what CMA-ES is matched to)."""
-    batches = max(1, self.iterations // self.parents)
-    return (self.n_init + batches * self.parents * self.n_new
+    """Decodes per round of the iterative mode (what CMA-ES is matched to): n_init, n_new per
+    iteration (the last batch may hold fewer than `parents`), n_refresh per scatter refresh."""
+    batches = -(-self.iterations // self.parents)
+    return (self.n_init + self.iterations * self.n_new
             + (batches // self.refresh_every) * self.n_refresh)
 
 

@@ -12,7 +12,7 @@ import helpers
 REPO = pathlib.Path(__file__).resolve().parents[1]
 # One Strogatz dataset, 1 trial, 1 round of 2 iterations: every setting's code path, in seconds.
 SMALL = ["--datasets=strogatz_glider1", "--trials=1", "--rounds=1", "--iters=2", "--n_init=4"]
-FOLDERS = {"iterative", "gradient", "combined", "oneshot_n_init19", "cmaes", "combined_pool_size8",
+FOLDERS = {"iterative", "gradient", "combined", "oneshot_n_init10", "cmaes", "combined_pool_size8",
            "combined_pool_size32", "combined_novae"}
 
 
@@ -35,7 +35,7 @@ def test_every_table_runs_end_to_end_and_resumes(tmp_path):
   for folder in FOLDERS:
     assert f"{folder}: " in r.stdout and f"--out_dir={tmp_path / folder}" in r.stdout
   assert "iterative: iterative refinement; noise 0,0.1; 2 cells" in r.stdout
-  assert "--mode=oneshot --iters=2 --n_init=19" in r.stdout  # 4 + 1 batch x 5 parents x 3
+  assert "--mode=oneshot --iters=2 --n_init=10" in r.stdout  # 4 + 2 iterations x 3 children
   assert "--mode=combined --iters=2 --n_init=4 --pool_size=8" in r.stdout
 
   r = _run(tmp_path, *args)
@@ -68,8 +68,8 @@ def test_every_table_runs_end_to_end_and_resumes(tmp_path):
   assert "| iterative refinement [paper] | 0.872 ± 0.012 | 8.0 | 0.850 ± 0.024 | 9.5 |" in (
       tmp_path / "table2.md").read_text()
   t3 = {row["setting"]: row for row in _table(tmp_path, "3") if row["source"] == "ours"}
-  assert float(t3["oneshot"]["decodes"]) == 19  # the matched budget, made
-  assert float(t3["cmaes"]["decodes"]) >= 19 - 4  # n_init + whole generations past the rest
+  assert float(t3["oneshot"]["decodes"]) == 10  # the matched budget, made
+  assert float(t3["cmaes"]["decodes"]) >= 10 - 4  # n_init + whole generations past the rest
 
   # A second run finds every cell done: nothing runs, no model loads, the same tables.
   r = _run(tmp_path, *args)

@@ -46,6 +46,14 @@ def test_every_mode_returns_a_valid_finite_expression(eng, data, mode):
     assert res.timings.get("descend", 0) > 0
   if mode == "oneshot":
     assert res.candidates == helpers.SMALL_SEARCH.n_init
+  if mode == "iterative":  # the budget CMA-ES and the ablations match is exact
+    assert res.candidates == helpers.SMALL_SEARCH.decode_budget()
+
+
+def test_decode_budget_counts_a_partial_last_batch(eng, data):
+  cfg = dataclasses.replace(helpers.SMALL_SEARCH, iterations=7)  # batches of 5 and 2 parents
+  res = search.run_round(eng, data, cfg, "iterative", 0, seed=2)
+  assert res.candidates == cfg.decode_budget() == cfg.n_init + 7 * cfg.n_new + 2 * cfg.n_refresh
 
 
 def test_each_distinct_parent_is_encoded_once_per_scatter(eng, data):
