@@ -140,9 +140,9 @@ def fit_constants(node: E.Node, X: np.ndarray, y: np.ndarray, max_iter: int,
 # packed into one instruction), so a batch costs about what its nodes cost, not 15 operators
 # per token. Levenberg-Marquardt runs under jit on every (candidate, start) lane together; the
 # residual's Jacobian in the constants comes from the program's forward-mode channels (one per
-# constant slot), computed at each trial point so an accepted step needs no second pass. Lanes stop on an exact
-# fit, a negligible accepted improvement, or a damping grown through ~10 rejections; the call
-# ends when every lane has stopped or after `steps`. float32: exact skeletons reach
+# constant slot), computed at each trial point so an accepted step needs no second pass. Lanes
+# stop on an exact fit, a negligible accepted improvement, or a damping grown through ~10
+# rejections; the call ends when every lane has stopped or after `steps`. float32: exact skeletons reach
 # R2 ~ 1 - 1e-7 rather than scipy's 1 - 1e-12.
 
 MAX_CONSTS = 8  # candidates with more constants go to scipy
@@ -229,20 +229,20 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20
     select_all = jax.default_backend() != "cpu"
   X, y = np.asarray(X, np.float64), np.asarray(y, np.float64)
   out: list[FitResult | None] = [None] * len(nodes)
-  groups: dict[int, list[int]] = {}  # constant slots -> node indices
+  groups: dict[int, list[tuple[int, E.Node]]] = {}  # constant slots -> (index, node)
   for i, node in enumerate(nodes):
     n_c = len(E.constants(node))
     if n_c == 0 or n_c > MAX_CONSTS:  # nothing to fit (evaluated only), or too many: scipy
       out[i] = fit_constants(node, X, y, max_iter=100)
     else:
-      groups.setdefault(next(m for m in _SLOTS if n_c <= m), []).append(i)
+      groups.setdefault(next(m for m in _SLOTS if n_c <= m), []).append((i, node))
   # One call per slot count: each slot is a forward-mode channel over every lane, so a single
   # 5-constant candidate would otherwise make the whole batch pay for 8.
-  for mc, idx in sorted(groups.items()):
-    for ids, prog in _parts(idx, lambda ids: [nodes[i] for i in ids], X.shape[1], mc):
-      results = _fit_group([nodes[i] for i in ids], prog, X, y, steps, restarts, seed + mc,
+  for mc, items in sorted(groups.items()):
+    for part, prog in _parts(items, X.shape[1], mc):
+      results = _fit_group([n for _, n in part], prog, X, y, steps, restarts, seed + mc,
                            select_all)
-      for i, r in zip(ids, results):
+      for (i, _), r in zip(part, results):
         out[i] = r
   return out  # type: ignore[return-value]
 
@@ -254,20 +254,21 @@ _SLOTS = (2, 8)
 _SHAPES = ((16, 32), (64, 128))  # (trees, instructions)
 
 
-def _parts(idx: list[int], nodes_of, n_vars: int, mc: int):
-  """Split node indices into calls that fit a shape class: [(indices, Program)]."""
+def _parts(items: list[tuple[int, E.Node]], n_vars: int, mc: int):
+  """Split (index, node) pairs into calls that fit a shape class: [(pairs, Program)]."""
   from lee_jax import program
 
+  trees_of = [n for _, n in items]
   for trees, instructions in _SHAPES:
-    if len(idx) <= trees:
+    if len(items) <= trees:
       try:
-        return [(idx, program.compile_trees(nodes_of(idx), n_vars, mc, trees, instructions))]
+        return [(items, program.compile_trees(trees_of, n_vars, mc, trees, instructions))]
       except program.ScheduleTooLong:
         continue
-  if len(idx) == 1:  # one tree longer than the largest schedule: its own shape
-    return [(idx, program.compile_trees(nodes_of(idx), n_vars, mc))]
-  half = len(idx) // 2
-  return _parts(idx[:half], nodes_of, n_vars, mc) + _parts(idx[half:], nodes_of, n_vars, mc)
+  if len(items) == 1:  # one tree longer than the largest schedule: its own shape
+    return [(items, program.compile_trees(trees_of, n_vars, mc))]
+  half = len(items) // 2
+  return _parts(items[:half], n_vars, mc) + _parts(items[half:], n_vars, mc)
 
 
 def _fit_group(nodes, prog, X, y, steps: int, restarts: int, seed: int,

@@ -26,6 +26,7 @@ import dataclasses
 
 import numpy as np
 
+from lee_jax import evaluate as evaluate_lib  # `evaluate` below is this module's own
 from lee_jax import expr as E
 from lee_jax import vocab
 
@@ -59,10 +60,6 @@ class Program:
 
   def arrays(self):
     return self.classes, self.lanes, self.args, self.roots
-
-
-def _bucket(n: int, minimum: int) -> int:
-  return max(minimum, 1 << max(n - 1, 0).bit_length())
 
 
 def compile_trees(nodes: list[E.Node], n_vars: int, n_consts: int,
@@ -138,7 +135,7 @@ def compile_trees(nodes: list[E.Node], n_vars: int, n_consts: int,
         if waiting[p] == 0:
           ready.setdefault(_CLASS_OF[recs[p][0]][0], []).append(p)
   used = len(classes)
-  T = _bucket(used, 4) if n_instructions is None else n_instructions
+  T = evaluate_lib.batch_bucket(used, 4) if n_instructions is None else n_instructions
   if used > T:
     raise ScheduleTooLong(f"{used} instructions > {T}")
   # padding instructions add ones into rows nothing reads
