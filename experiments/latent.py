@@ -16,6 +16,7 @@ from lee_jax import configs
 from lee_jax import engine as engine_lib
 from lee_jax import evaluate
 from lee_jax import expr as E
+from lee_jax import grammar
 from lee_jax import pipeline
 
 CHECKPOINT = flags.DEFINE_string("checkpoint", None, "Trained model directory (default: the shipped one).")
@@ -23,7 +24,15 @@ RANDOM_MODEL = flags.DEFINE_string(
     "random_model", None, f"An untrained model of this size ({', '.join(configs.MODELS)}); results "
     "are then meaningless except as a smoke test.")
 SEED = flags.DEFINE_integer("seed", 0, "Seed of every random draw (points, decoding, splits).")
+N = flags.DEFINE_integer(
+    "n", None, "Held-out expressions to sample (default: probe.py 5000, as in the paper; "
+    "quality.py 1000).")
 OUT_DIR = flags.DEFINE_string("out_dir", None, "Output folder (each script has its own default).")
+
+
+def n_or(default: int) -> int:
+  """--n, or the calling script's default when it is not given."""
+  return default if N.value is None else N.value
 
 
 def model_label(checkpoint: str | None, random_model: str | None) -> str:
@@ -63,3 +72,29 @@ def scatter_of(tree: E.Node, n_vars: int, n_points: int, n_features: int,
   with np.errstate(over="ignore"):
     y = evaluate.evaluate_numpy(tree, X).astype(np.float32)
   return engine_lib.make_scatter(X, y, n_points, n_features, rng)
+
+
+def sample_heldout(n: int, max_len: int, seed: int) -> tuple[list[E.Node], np.ndarray,
+                                                              engine_lib.Scatter]:
+  """n test-split expressions: (trees, token ids [n, L], their scatters [n, P, ...])."""
+  cfg = pipeline.DataConfig(max_len=max_len, split="test",
+                            grammar=grammar.GrammarConfig(max_len=max_len))
+  rng = np.random.default_rng(seed)
+  exs = [pipeline.make_example(i, rng, cfg) for i in range(n)]
+  stack = lambda key: np.stack([ex[key] for ex in exs])
+  trees = [E.parse_ids(ex["tokens"]) for ex in exs]
+  return trees, stack("tokens"), engine_lib.Scatter(stack("x"), stack("y"), stack("point_mask"))
+
+
+def encode_all(eng: engine_lib.Engine, tokens: np.ndarray, scatters: engine_lib.Scatter,
+               batch: int) -> np.ndarray:
+  """z [n, d_z], `batch` rows per call; the last call is filled up with copies of the last row
+  so that every call has the same shape and the encoder compiles once."""
+  n = len(tokens)
+  out = []
+  for s in range(0, n, batch):
+    part = np.minimum(np.arange(s, s + batch), n - 1)
+    z = eng.encode_each(tokens[part], engine_lib.Scatter(
+        scatters.x[part], scatters.y[part], scatters.mask[part]))
+    out.append(z[:min(batch, n - s)])
+  return np.concatenate(out)

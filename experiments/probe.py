@@ -25,15 +25,11 @@ import numpy as np
 from absl import app
 from absl import flags
 
-from lee_jax import engine as engine_lib
 from lee_jax import expr as E
-from lee_jax import grammar
-from lee_jax import pipeline
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import latent  # noqa: E402  (experiments/latent.py, beside this script)
 
-_N = flags.DEFINE_integer("n", 5000, "Held-out expressions to sample and encode.")
 _BATCH = flags.DEFINE_integer("batch", 256, "Expressions per encoder call (a power of two).")
 _TEST_FRACTION = flags.DEFINE_float("test_fraction", 0.2, "Probe test share (paper: 1000 of 5000).")
 
@@ -63,32 +59,6 @@ def properties(tree: E.Node) -> dict[str, int]:
           "has_sq_cube": int(bool(ops & {"sq", "cube"})), "has_division": int("div" in ops),
           "is_polynomial": int(not ops & NOT_POLYNOMIAL), "high_dim": int(k >= 5),
           "num_variables": k}
-
-
-def sample_heldout(n: int, max_len: int, seed: int) -> tuple[list[E.Node], np.ndarray,
-                                                              engine_lib.Scatter]:
-  """n test-split expressions: (trees, token ids [n, L], their scatters [n, P, ...])."""
-  cfg = pipeline.DataConfig(max_len=max_len, split="test",
-                            grammar=grammar.GrammarConfig(max_len=max_len))
-  rng = np.random.default_rng(seed)
-  exs = [pipeline.make_example(i, rng, cfg) for i in range(n)]
-  stack = lambda key: np.stack([ex[key] for ex in exs])
-  trees = [E.parse_ids(ex["tokens"]) for ex in exs]
-  return trees, stack("tokens"), engine_lib.Scatter(stack("x"), stack("y"), stack("point_mask"))
-
-
-def encode_all(eng: engine_lib.Engine, tokens: np.ndarray, scatters: engine_lib.Scatter,
-               batch: int) -> np.ndarray:
-  """z [n, d_z], `batch` rows per call; the last call is filled up with copies of the last row
-  so that every call has the same shape and the encoder compiles once."""
-  n = len(tokens)
-  out = []
-  for s in range(0, n, batch):
-    part = np.minimum(np.arange(s, s + batch), n - 1)
-    z = eng.encode_each(tokens[part], engine_lib.Scatter(
-        scatters.x[part], scatters.y[part], scatters.mask[part]))
-    out.append(z[:min(batch, n - s)])
-  return np.concatenate(out)
 
 
 def majority_baseline(y_train: np.ndarray, y_test: np.ndarray) -> float:
@@ -154,22 +124,23 @@ def to_markdown(rows: list[dict], label: str, n: int, d_z: int) -> str:
 
 def main(argv):
   del argv
-  if _N.value < 20 or _BATCH.value < 1 or not 0 < _TEST_FRACTION.value < 1:
+  n = latent.n_or(5000)
+  if n < 20 or _BATCH.value < 1 or not 0 < _TEST_FRACTION.value < 1:
     sys.exit("error: need --n >= 20, --batch >= 1 and 0 < --test_fraction < 1")
   eng, label = latent.engine_from_flags()
   out = pathlib.Path(latent.OUT_DIR.value or "experiments/results/probe")
   out.mkdir(parents=True, exist_ok=True)
   t0 = time.perf_counter()
-  trees, tokens, scatters = sample_heldout(_N.value, eng.cfg.max_len, latent.SEED.value)
+  trees, tokens, scatters = latent.sample_heldout(n, eng.cfg.max_len, latent.SEED.value)
   t1 = time.perf_counter()
-  z = encode_all(eng, tokens, scatters, _BATCH.value)
+  z = latent.encode_all(eng, tokens, scatters, _BATCH.value)
   t2 = time.perf_counter()
   rows = run(z, trees, _TEST_FRACTION.value, latent.SEED.value)
   with (out / "probe.csv").open("w", newline="") as f:
     w = csv.DictWriter(f, fieldnames=COLUMNS)
     w.writeheader()
     w.writerows({**r, "model": label} for r in rows)
-  md = to_markdown(rows, label, _N.value, z.shape[1])
+  md = to_markdown(rows, label, n, z.shape[1])
   (out / "probe.md").write_text(md)
   print(md)
   print(f"sampled in {t1 - t0:.1f}s, encoded in {t2 - t1:.1f}s, probed in "

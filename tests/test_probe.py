@@ -61,11 +61,11 @@ def test_probe_finds_a_linear_direction_and_handles_degenerate_labels():
 
 
 def test_held_out_latents_and_probe_rows(eng):
-  trees, tokens, scatters = probe.sample_heldout(200, helpers.TINY.max_len, seed=0)
+  trees, tokens, scatters = latent.sample_heldout(200, helpers.TINY.max_len, seed=0)
   assert all(pipeline.split_of(E.to_prefix(t)) == "test" for t in trees)
   assert tokens.shape == (200, helpers.TINY.max_len) and scatters.x.shape == (200, 200, 10)
   before = eng.traces["encode"]
-  z = probe.encode_all(eng, tokens, scatters, batch=64)
+  z = latent.encode_all(eng, tokens, scatters, batch=64)
   assert eng.traces["encode"] - before == 1  # the last 8 rows are filled up to 64
   assert z.shape == (200, helpers.TINY.d_z) and np.all(np.isfinite(z))
   np.testing.assert_allclose(z[150], eng.encode(tokens[150:151], engine_lib.Scatter(
