@@ -42,25 +42,16 @@ from lee_jax import datasets
 from lee_jax import trial
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import runner  # noqa: E402  (experiments/runner.py, beside this script)
 import sweep as sweep_lib  # noqa: E402
 
+FLAGS = flags.FLAGS
+runner.define_search_flags("Explicit dataset names (overrides --group).", mode=False,
+                           sweep=True)
 _TABLE = flags.DEFINE_list("table", ["2", "3", "10"], "Tables to run: 2, 3, 10, vae.")
 _GROUP = flags.DEFINE_string("group", "strogatz", "Dataset group (the paper's: strogatz).")
-_DATASETS = flags.DEFINE_list("datasets", None, "Explicit dataset names (overrides --group).")
 _TRIALS = flags.DEFINE_integer("trials", 3, "Trials per (dataset, noise); the paper's ablations use 3.")
-_SEED = flags.DEFINE_integer("seed", 0, "Base seed; trial t uses seed + 1000 t.")
-_PRESET = flags.DEFINE_enum("preset", "fast", list(configs.PRESETS), "Search preset.")
-_FITTER = flags.DEFINE_enum("fitter", None, list(configs.FITTERS), "Override the preset's fitter.")
-_ROUNDS = flags.DEFINE_integer("rounds", None, "Override the preset's rounds.")
-_ITERS = flags.DEFINE_integer("iters", None, "Override the preset's iterations.")
-_N_INIT = flags.DEFINE_integer("n_init", None, "Override the preset's n_init (not Table 3's one-shot).")
-_WORKERS = flags.DEFINE_integer("workers", None, "Override the preset's worker processes.")
-_CHECKPOINT = flags.DEFINE_string("checkpoint", None, "Trained model (default: the shipped one).")
 _NOVAE = flags.DEFINE_string("checkpoint_novae", None, "A use_vae=False model (--table=vae).")
-_RANDOM = flags.DEFINE_enum("random_model", None, list(configs.MODELS),
-                            "Untrained models of this size (smoke runs; tables say so).")
-_SHARD = flags.DEFINE_integer("shard_index", 0, "This job's shard (of every setting's cells).")
-_SHARDS = flags.DEFINE_integer("num_shards", 1, "Number of shards.")
 _OUT = flags.DEFINE_string("out_dir", "experiments/results/ablations", "Results directory.")
 _DRY = flags.DEFINE_bool("dry_run", False, "Print the cells and srbench.py commands; run nothing.")
 _AGG = flags.DEFINE_bool("aggregate_only", False, "Only write the tables from what OUT_DIR holds.")
@@ -118,14 +109,12 @@ class Job:
 
 
 def base_overrides() -> dict:
-  return {k: v for k, v in {"rounds": _ROUNDS.value, "iterations": _ITERS.value,
-                            "n_init": _N_INIT.value, "workers": _WORKERS.value,
-                            "fitter": _FITTER.value}.items() if v is not None}
+  return runner.search_overrides("rounds", "iters", "n_init", "workers", "fitter")
 
 
 def setting_overrides(s: Setting, base: dict) -> dict:
   """The setting's own fields (a preset's own value is dropped: P=16 is the default run)."""
-  preset = configs.get_search_config(_PRESET.value, **base)
+  preset = configs.get_search_config(FLAGS.preset, **base)
   own = dict(s.overrides)
   if s.matched_oneshot:
     own["n_init"] = preset.decode_budget()
@@ -148,39 +137,39 @@ def plan(tables: list[Table], names: list[str]) -> dict[str, Job]:
       noises.setdefault(folder, set()).update(table.noises)
       jobs[folder] = Job(jobs[folder].setting if folder in jobs else s, sweep_lib.Sweep(
           pathlib.Path(_OUT.value) / folder, tuple(names), tuple(sorted(noises[folder])),
-          _TRIALS.value, seed=_SEED.value, preset=_PRESET.value, mode=s.mode,
-          overrides=tuple(sorted({**base, **own}.items())), shard_index=_SHARD.value,
-          num_shards=_SHARDS.value))
+          _TRIALS.value, seed=FLAGS.seed, preset=FLAGS.preset, mode=s.mode,
+          overrides=tuple(sorted({**base, **own}.items())), shard_index=FLAGS.shard_index,
+          num_shards=FLAGS.num_shards))
   return jobs
 
 
 def source(novae: bool) -> str:
-  return sweep_lib.model_source(_NOVAE.value if novae else _CHECKPOINT.value, _RANDOM.value,
+  return sweep_lib.model_source(_NOVAE.value if novae else FLAGS.checkpoint, FLAGS.random_model,
                                 use_vae=not novae)
 
 
 def command(job: Job) -> str:
   """The srbench.py command that fills the same folder."""
   sw, args = job.sweep, ["python experiments/srbench.py"]
-  args.append(f"--datasets={','.join(sw.names)}" if _DATASETS.value else f"--group={_GROUP.value}")
+  args.append(f"--datasets={','.join(sw.names)}" if FLAGS.datasets else f"--group={_GROUP.value}")
   args += [f"--noise={','.join(f'{n:g}' for n in sw.noises)}", f"--trials={sw.trials}",
            f"--seed={sw.seed}", f"--preset={sw.preset}", f"--mode={sw.mode}"]
   flag = {"iterations": "iters"}
   args += [f"--{flag.get(k, k)}={v}" for k, v in sw.overrides]
-  if _RANDOM.value:
-    args.append(f"--random_model={_RANDOM.value}")
-  elif job.setting.novae or _CHECKPOINT.value:
-    args.append(f"--checkpoint={_NOVAE.value if job.setting.novae else _CHECKPOINT.value}")
+  if FLAGS.random_model:
+    args.append(f"--random_model={FLAGS.random_model}")
+  elif job.setting.novae or FLAGS.checkpoint:
+    args.append(f"--checkpoint={_NOVAE.value if job.setting.novae else FLAGS.checkpoint}")
   args.append(f"--out_dir={sw.out_dir}")
   if sw.num_shards > 1:
     args += [f"--shard_index={sw.shard_index}", f"--num_shards={sw.num_shards}"]
-  note = "  # untrained use_vae=False: ablations.py only" if _RANDOM.value and job.setting.novae else ""
+  note = "  # untrained use_vae=False: ablations.py only" if FLAGS.random_model and job.setting.novae else ""
   return " ".join(args) + note
 
 
 def load(novae: bool) -> sweep_lib.Model:
   """The model of one side of the VAE ablation, checked to be that side."""
-  model = sweep_lib.load_model(_NOVAE.value if novae else _CHECKPOINT.value, _RANDOM.value,
+  model = sweep_lib.load_model(_NOVAE.value if novae else FLAGS.checkpoint, FLAGS.random_model,
                                use_vae=not novae)
   if model.engine.cfg.use_vae == novae:
     flag = "--checkpoint_novae" if novae else "--checkpoint"
@@ -255,10 +244,10 @@ def write_table(table: Table, jobs: dict[str, Job], out: pathlib.Path) -> str:
   head = ["setting"] + [f"eps={n:g} {k}" for n in table.noises for k in ("R2", "C")]
   head += ["cells", "failed"] + ([extra] if extra else [])
   md = [f"### {table.title}", ""]
-  if _RANDOM.value:
+  if FLAGS.random_model:
     md += [f"**UNTRAINED MODEL ({', '.join(sources)}): a smoke run; these numbers say nothing "
            "about LEE.**", ""]
-  md += [f"Ours: model {', '.join(sources)}; preset {_PRESET.value}"
+  md += [f"Ours: model {', '.join(sources)}; preset {FLAGS.preset}"
          + (f" with {base}" if base else "") + f"; {_TRIALS.value} trial(s) per cell"
          + (f"; {len(next(iter(ours.values())).sweep.names)} datasets" if ours else "") + ".", "",
          "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -293,7 +282,7 @@ def write_table(table: Table, jobs: dict[str, Job], out: pathlib.Path) -> str:
                        "complexity": r["complexity"], "complexity_std": r["complexity_std"],
                        "cells": "", "failed": "", "failures": r["failures"], "decodes": ""})
   note = {"2": "A cell with no finite test R2 counts as R2 = 0.",
-          "3": f"Matched budget: one-shot decodes n_init = {configs.get_search_config(_PRESET.value, **base).decode_budget()} "
+          "3": f"Matched budget: one-shot decodes n_init = {configs.get_search_config(FLAGS.preset, **base).decode_budget()} "
                "from z0; CMA-ES stops at that many decodes after n_init (whole generations); "
                "combined also decodes n_new per gradient segment. A failed cell counts as R2 = 0.",
           "10": "A cell with no finite test R2 counts as R2 = 0.",
@@ -315,14 +304,14 @@ def main(argv):
   unknown = [t for t in _TABLE.value if t not in TABLES]
   if unknown or not _TABLE.value:
     sys.exit(f"error: --table takes {', '.join(TABLES)} (got {','.join(_TABLE.value)})")
-  if not 0 <= _SHARD.value < _SHARDS.value:
-    sys.exit(f"error: need 0 <= --shard_index < --num_shards (got {_SHARD.value}, {_SHARDS.value})")
-  if _RANDOM.value and (_CHECKPOINT.value or _NOVAE.value):
+  if not 0 <= FLAGS.shard_index < FLAGS.num_shards:
+    sys.exit(f"error: need 0 <= --shard_index < --num_shards (got {FLAGS.shard_index}, {FLAGS.num_shards})")
+  if FLAGS.random_model and (FLAGS.checkpoint or _NOVAE.value):
     sys.exit("error: --random_model replaces the checkpoints; give one or the other")
-  if "vae" in _TABLE.value and not (_NOVAE.value or _RANDOM.value):
+  if "vae" in _TABLE.value and not (_NOVAE.value or FLAGS.random_model):
     sys.exit("error: --table=vae needs --checkpoint_novae (a use_vae=False model trained like "
              "--checkpoint: python -m lee_jax.train --use_vae=false ...); there is none to compare")
-  names = _DATASETS.value or [d.name for d in datasets.list_datasets() if d.group == _GROUP.value]
+  names = FLAGS.datasets or [d.name for d in datasets.list_datasets() if d.group == _GROUP.value]
   if not names:
     sys.exit(f"error: no datasets in group {_GROUP.value!r}")
   tables = [TABLES[t] for t in _TABLE.value]
@@ -332,7 +321,7 @@ def main(argv):
       for folder, job in jobs.items():
         cells, todo = job.sweep.cells(), job.sweep.todo()
         print(f"{folder}: {job.setting.label}; noise {','.join(f'{n:g}' for n in job.sweep.noises)}; "
-              f"{len(cells)} cells in shard {_SHARD.value}/{_SHARDS.value}, "
+              f"{len(cells)} cells in shard {FLAGS.shard_index}/{FLAGS.num_shards}, "
               f"{len(cells) - len(todo)} done, {len(todo)} to run\n  {command(job)}")
       return
     if not _AGG.value:

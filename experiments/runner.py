@@ -24,17 +24,33 @@ from lee_jax import trial
 STROGATZ = "strogatz"
 
 
-def define_search_flags(datasets_help: str) -> None:
+def define_search_flags(datasets_help: str, mode: bool = True, sweep: bool = False) -> None:
+  """The flags of every search-running script, defined once here (srbench.py, ablations.py,
+  convergence.py, timing.py). mode=False leaves out --mode (ablations.py sets modes itself);
+  sweep=True adds the sweep runners' --fitter, --n_init and sharding flags."""
   flags.DEFINE_list("datasets", None, datasets_help)
-  flags.DEFINE_integer("seed", 0, "Trial seed (round r uses seed + r).")
+  flags.DEFINE_integer("seed", 0, "Base seed: trial t uses seed + 1000 t, its round r seed + r.")
   flags.DEFINE_enum("preset", "fast", list(configs.PRESETS), "Search preset.")
-  flags.DEFINE_enum("mode", "combined", list(configs.MODES), "Search mode.")
+  if mode:
+    flags.DEFINE_enum("mode", "combined", list(configs.MODES), "Search mode.")
   flags.DEFINE_integer("rounds", None, "Override the preset's rounds.")
   flags.DEFINE_integer("iters", None, "Override the preset's iterations.")
   flags.DEFINE_integer("workers", None, "Override the preset's worker processes.")
   flags.DEFINE_string("checkpoint", None, "Trained model (default: the shipped one).")
   flags.DEFINE_enum("random_model", None, list(configs.MODELS),
                     "An untrained model of this size (smoke tests and timing only).")
+  if sweep:
+    flags.DEFINE_enum("fitter", None, list(configs.FITTERS), "Override the preset's fitter.")
+    flags.DEFINE_integer("n_init", None, "Override the preset's n_init (decodes from z0).")
+    flags.DEFINE_integer("shard_index", 0, "This job's shard (of every cell of the sweep).")
+    flags.DEFINE_integer("num_shards", 1, "Number of shards the cells are split into.")
+
+
+def search_overrides(*names: str) -> dict:
+  """{SearchConfig field: flag value} for the given override flags that were set."""
+  field = {"iters": "iterations"}
+  return {field.get(n, n): getattr(flags.FLAGS, n) for n in names
+          if getattr(flags.FLAGS, n) is not None}
 
 
 @dataclasses.dataclass

@@ -25,33 +25,21 @@ from absl import flags
 from absl import logging
 
 from lee_jax import checkpoints
-from lee_jax import configs
 from lee_jax import datasets
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import peers  # noqa: E402  (experiments/peers.py, beside this script)
+import runner  # noqa: E402
 import sweep as sweep_lib  # noqa: E402
 
+FLAGS = flags.FLAGS
 _METHOD = flags.DEFINE_enum("method", "lee", ["lee", *peers.PEERS],
                             "lee, or a peer run on the identical splits (experiments/peers.py).")
+runner.define_search_flags("Explicit dataset names (overrides --group).", sweep=True)
 _GROUP = flags.DEFINE_list("group", ["strogatz"], "strogatz, feynman, blackbox, or all.")
-_DATASETS = flags.DEFINE_list("datasets", None, "Explicit dataset names (overrides --group).")
 _NOISE = flags.DEFINE_list("noise", ["0"], "Target noise levels (ground-truth groups).")
 _TRIALS = flags.DEFINE_integer("trials", 1, "Trials per (dataset, noise).")
-_SEED = flags.DEFINE_integer("seed", 0, "Base seed; trial t uses seed + 1000 t.")
-_PRESET = flags.DEFINE_enum("preset", "fast", list(configs.PRESETS), "Search preset.")
-_MODE = flags.DEFINE_enum("mode", "combined", list(configs.MODES), "Search mode.")
-_FITTER = flags.DEFINE_enum("fitter", None, list(configs.FITTERS), "Override the preset's fitter.")
-_ROUNDS = flags.DEFINE_integer("rounds", None, "Override the preset's rounds.")
-_ITERS = flags.DEFINE_integer("iters", None, "Override the preset's iterations.")
 _POOL = flags.DEFINE_integer("pool_size", None, "Override the preset's pool size P.")
-_N_INIT = flags.DEFINE_integer("n_init", None, "Override the preset's n_init (decodes from z0).")
-_WORKERS = flags.DEFINE_integer("workers", None, "Override the preset's worker processes.")
-_CHECKPOINT = flags.DEFINE_string("checkpoint", None, "Trained model (default: the shipped one).")
-_RANDOM = flags.DEFINE_enum("random_model", None, list(configs.MODELS),
-                            "An untrained model of this size (smoke tests and timing only).")
-_SHARD = flags.DEFINE_integer("shard_index", 0, "This job's shard.")
-_SHARDS = flags.DEFINE_integer("num_shards", 1, "Number of shards the cells are split into.")
 _OUT = flags.DEFINE_string("out_dir", None, "Results directory (default experiments/results/srbench_<preset>_<mode>).")
 _SUMMARY = flags.DEFINE_bool("summary_only", False, "Only print the summary of OUT_DIR.")
 
@@ -63,29 +51,28 @@ cells, cell_key, read_results, summary = (sweep_lib.cells, sweep_lib.cell_key,
 def main(argv):
   del argv
   logging.set_verbosity(logging.WARNING)
-  default = (f"srbench_{_PRESET.value}_{_MODE.value}" if _METHOD.value == "lee"
+  default = (f"srbench_{FLAGS.preset}_{FLAGS.mode}" if _METHOD.value == "lee"
              else f"srbench_{_METHOD.value}")
   out_dir = pathlib.Path(_OUT.value or f"experiments/results/{default}")
   if _SUMMARY.value:
     print(summary(read_results(out_dir / "results.jsonl")))
     return
-  if not 0 <= _SHARD.value < _SHARDS.value:
-    sys.exit(f"error: need 0 <= --shard_index < --num_shards (got {_SHARD.value}, {_SHARDS.value})")
+  if not 0 <= FLAGS.shard_index < FLAGS.num_shards:
+    sys.exit(f"error: need 0 <= --shard_index < --num_shards (got {FLAGS.shard_index}, {FLAGS.num_shards})")
   groups = list(datasets.GROUPS[:3]) if "all" in _GROUP.value else _GROUP.value
-  names = _DATASETS.value or [d.name for d in datasets.list_datasets() if d.group in groups]
-  overrides = {"rounds": _ROUNDS.value, "iterations": _ITERS.value, "pool_size": _POOL.value,
-               "n_init": _N_INIT.value, "workers": _WORKERS.value, "fitter": _FITTER.value}
+  names = FLAGS.datasets or [d.name for d in datasets.list_datasets() if d.group in groups]
+  overrides = runner.search_overrides("rounds", "iters", "pool_size", "n_init", "workers", "fitter")
   try:
     sweep = sweep_lib.Sweep(
         out_dir, tuple(names), tuple(float(n) for n in _NOISE.value), _TRIALS.value,
-        seed=_SEED.value, method=_METHOD.value, preset=_PRESET.value, mode=_MODE.value,
-        overrides=tuple((k, v) for k, v in overrides.items() if v is not None),
-        shard_index=_SHARD.value, num_shards=_SHARDS.value)
+        seed=FLAGS.seed, method=_METHOD.value, preset=FLAGS.preset, mode=FLAGS.mode,
+        overrides=tuple(overrides.items()),
+        shard_index=FLAGS.shard_index, num_shards=FLAGS.num_shards)
     sweep.search_config()  # a bad override or a mixed folder fail before the model loads
     lee = _METHOD.value == "lee"
     sweep_lib.check_settings(sweep.results, sweep.settings(
-        sweep_lib.model_source(_CHECKPOINT.value, _RANDOM.value) if lee else None))
-    model = sweep_lib.load_model(_CHECKPOINT.value, _RANDOM.value) if lee else None
+        sweep_lib.model_source(FLAGS.checkpoint, FLAGS.random_model) if lee else None))
+    model = sweep_lib.load_model(FLAGS.checkpoint, FLAGS.random_model) if lee else None
     sweep_lib.run(sweep, model)
   except (ValueError, checkpoints.CheckpointError) as e:
     sys.exit(f"error: {e}")
