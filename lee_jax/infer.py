@@ -112,11 +112,6 @@ def main(argv):
   first = datasets.split(ds.X, ds.y, seed=_SEED.value, noise=_NOISE.value)
   print(f"split (seed {_SEED.value}, noise {_NOISE.value}): train {len(first.y_train)}, "
         f"val {len(first.y_val)}, test {len(first.y_test)} rows; noise sigma {first.noise_sigma:.4g}")
-  if _CHECKPOINT.value is None and not checkpoints.shipped_available():
-    print(f"no trained checkpoint is shipped with this build yet ({checkpoints.shipped_dir()} "
-          "is missing), so no search runs; train one (`python -m lee_jax.train --phase=all`) "
-          "and pass --checkpoint WORKDIR.")
-    return
   engine, bundle = engine_lib.load(_CHECKPOINT.value, cfg.constrain)
   reports = []
   for t in range(_TRIALS.value):

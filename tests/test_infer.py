@@ -1,3 +1,4 @@
+import re
 import subprocess
 import sys
 
@@ -9,12 +10,16 @@ def _infer(*args):
                         capture_output=True, text=True, timeout=120)
 
 
-def test_quick_start_command_prints_summary_and_split():
-  r = _infer("--dataset", "strogatz_shearflow1")
+def test_quick_start_command_finds_a_formula_with_the_shipped_model():
+  # The README's command with a shorter search (the default `fast` preset takes ~20 s more).
+  r = _infer("--dataset", "strogatz_shearflow1", "--rounds", "1", "--iters", "5", "--quiet")
   assert r.returncode == 0, r.stderr
   assert "cot(y) * cos(x)" in r.stdout
   assert "train 240, val 60, test 100 rows" in r.stdout
-  assert "no trained checkpoint" in r.stdout
+  m = re.search(r"R2 train (\S+)  val (\S+)  test (\S+)  complexity (\d+)", r.stdout)
+  assert m, r.stdout
+  assert all(float(v) <= 1.0 for v in m.groups()[:3]) and int(m[4]) >= 1
+  assert "equations (best validation R2 at each complexity):" in r.stdout
 
 
 def test_user_table_with_noise(tmp_path):
@@ -32,6 +37,7 @@ def test_user_table_with_noise(tmp_path):
     ([], "exactly one"),
     (["--data", "nope.csv"], "no such file"),
     (["--seed", "abc", "--dataset", "strogatz_lv1"], "seed"),
+    (["--dataset", "strogatz_lv1", "--checkpoint", "/nonexistent/run"], "/nonexistent/run"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, needle):
   r = _infer(*args)

@@ -73,3 +73,11 @@ def test_cli_converts_an_orbax_export(tmp_path):
   bad = subprocess.run([sys.executable, "-m", "lee_jax.weights", f"--from={tmp_path / 'none'}"],
                        capture_output=True, text=True, timeout=300)
   assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and str(src) not in bad.stderr
+
+
+def test_missing_shipped_model_is_a_one_line_error(tmp_path, monkeypatch):
+  """A build without lee_jax/weights/ (or with it deleted) must say so, not crash."""
+  monkeypatch.setattr(checkpoints, "shipped_dir", lambda: tmp_path / "weights")
+  with pytest.raises(checkpoints.CheckpointError, match="no trained checkpoint is shipped") as e:
+    engine_lib.load()
+  assert "\n" not in str(e.value) and str(tmp_path / "weights") in str(e.value)
