@@ -20,6 +20,7 @@ import traceback
 
 import numpy as np
 
+from lee_jax import checkpoints
 from lee_jax import configs
 from lee_jax import datasets
 from lee_jax import engine as engine_lib
@@ -42,7 +43,7 @@ class Model:
   """A loaded model: the engine, its bundle (for worker processes) and a label."""
   engine: engine_lib.Engine
   bundle: dict
-  source: str  # 'shipped', a checkpoint path, or 'untrained <size>'
+  source: str  # "shipped <size> <checksum>", a checkpoint path, or "untrained <size>"
 
 
 def model_source(checkpoint: str | None = None, random_model: str | None = None,
@@ -50,7 +51,18 @@ def model_source(checkpoint: str | None = None, random_model: str | None = None,
   """The label a model's cells carry (known before the model loads)."""
   if random_model:
     return f"untrained {random_model}" + ("" if use_vae else " (use_vae=False)")
-  return checkpoint or "shipped"
+  return checkpoint or shipped_label()
+
+
+def shipped_label() -> str:
+  """'shipped <size> <checksum prefix>': a later session may replace the shipped model, and a
+  results folder must not mix cells of two of them."""
+  try:
+    meta = json.loads((checkpoints.shipped_dir() / "meta.json").read_text())
+    digest = "".join(sorted(meta["files"].values()))
+    return f"shipped {meta['model']} {digest[:8]}"
+  except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    return "shipped"
 
 
 def load_model(checkpoint: str | None = None, random_model: str | None = None,

@@ -5,6 +5,10 @@ import sys
 import pytest
 
 
+# These tests are about input handling and output, not search quality: a one-round search.
+SHORT = ("--rounds", "1", "--iters", "5", "--quiet")
+
+
 def _infer(*args):
   return subprocess.run([sys.executable, "-m", "lee_jax.infer", *args],
                         capture_output=True, text=True, timeout=120)
@@ -12,7 +16,7 @@ def _infer(*args):
 
 def test_quick_start_command_finds_a_formula_with_the_shipped_model():
   # The README's command with a shorter search (the default `fast` preset takes ~20 s more).
-  r = _infer("--dataset", "strogatz_shearflow1", "--rounds", "1", "--iters", "5", "--quiet")
+  r = _infer("--dataset", "strogatz_shearflow1", *SHORT)
   assert r.returncode == 0, r.stderr
   assert "cot(y) * cos(x)" in r.stdout
   assert "train 240, val 60, test 100 rows" in r.stdout
@@ -25,7 +29,7 @@ def test_quick_start_command_finds_a_formula_with_the_shipped_model():
 def test_user_table_with_noise(tmp_path):
   path = tmp_path / "t.csv"
   path.write_text("a,b,out\n" + "".join(f"{i},{i % 3},{2 * i}\n" for i in range(40)))
-  r = _infer("--data", str(path), "--target", "out", "--noise", "0.1", "--seed", "3")
+  r = _infer("--data", str(path), "--target", "out", "--noise", "0.1", "--seed", "3", *SHORT)
   assert r.returncode == 0, r.stderr
   assert "train 24, val 6, test 10 rows" in r.stdout
   assert "noise sigma 0;" not in r.stdout and "noise sigma 0\n" not in r.stdout
@@ -111,6 +115,6 @@ def test_messy_tables_are_one_line_errors(tmp_path, header, rows, extra, needle)
 
 def test_integer_and_bool_columns_are_read_as_numbers(tmp_path):
   rows = [[i, "true" if i % 2 else "false", 3 * i] for i in range(20)]
-  r = _infer("--data", _table(tmp_path, ["n", "flag", "y"], rows), "--target", "y")
+  r = _infer("--data", _table(tmp_path, ["n", "flag", "y"], rows), "--target", "y", *SHORT)
   assert r.returncode == 0, r.stderr
   assert "flag" in r.stdout and "train 12, val 3, test 5 rows" in r.stdout

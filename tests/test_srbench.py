@@ -98,3 +98,18 @@ def test_aggregate_puts_our_runs_beside_the_paper_rows(tmp_path):
   assert "| LEE [paper] | 0.854 / 8.1 |" in md and "| Operon [paper] | 0.988 / 59.0 |" in md
   mine = next(l for l in md.splitlines() if l.startswith("| mine"))
   assert "0.450 / 10.0 (2 cells)" in mine and "0.500 / 7.0 (1 cells)" in mine
+
+
+def test_the_shipped_model_is_named_by_its_checksum(tmp_path, monkeypatch):
+  """A folder's cells must not mix two versions of the shipped model."""
+  sys.path.insert(0, str(REPO / "experiments"))
+  import sweep
+  from lee_jax import checkpoints
+
+  monkeypatch.setattr(checkpoints, "shipped_dir", lambda: tmp_path)
+  assert sweep.model_source() == "shipped"  # none shipped: nothing to tell apart
+  (tmp_path / "meta.json").write_text(json.dumps(
+      {"model": "tiny", "files": {"params-00.npz": "ab12cd34ef" + "0" * 54}}))
+  assert sweep.model_source() == "shipped tiny ab12cd34"
+  assert sweep.model_source("runs/small") == "runs/small"
+  assert sweep.model_source(random_model="tiny") == "untrained tiny"
