@@ -74,13 +74,18 @@ def scatter_of(tree: E.Node, n_vars: int, n_points: int, n_features: int,
   return engine_lib.make_scatter(X, y, n_points, n_features, rng)
 
 
-def sample_heldout(n: int, max_len: int, seed: int) -> tuple[list[E.Node], np.ndarray,
-                                                              engine_lib.Scatter]:
-  """n test-split expressions: (trees, token ids [n, L], their scatters [n, P, ...])."""
+def heldout_examples(n: int, max_len: int, seed: int) -> list[dict[str, np.ndarray]]:
+  """n training-shaped examples (pipeline.make_example) of test-split expressions."""
   cfg = pipeline.DataConfig(max_len=max_len, split="test",
                             grammar=grammar.GrammarConfig(max_len=max_len))
   rng = np.random.default_rng(seed)
-  exs = [pipeline.make_example(i, rng, cfg) for i in range(n)]
+  return [pipeline.make_example(i, rng, cfg) for i in range(n)]
+
+
+def sample_heldout(n: int, max_len: int, seed: int) -> tuple[list[E.Node], np.ndarray,
+                                                              engine_lib.Scatter]:
+  """n test-split expressions: (trees, token ids [n, L], their scatters [n, P, ...])."""
+  exs = heldout_examples(n, max_len, seed)
   stack = lambda key: np.stack([ex[key] for ex in exs])
   trees = [E.parse_ids(ex["tokens"]) for ex in exs]
   return trees, stack("tokens"), engine_lib.Scatter(stack("x"), stack("y"), stack("point_mask"))

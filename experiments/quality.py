@@ -39,9 +39,7 @@ from lee_jax import engine as engine_lib
 from lee_jax import evaluate
 from lee_jax import expr as E
 from lee_jax import fit
-from lee_jax import grammar
 from lee_jax import losses
-from lee_jax import pipeline
 from lee_jax import score
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -58,12 +56,9 @@ MIN_DEFINED = 20  # fresh points where the truth is finite, else the expression 
 
 def heldout_batches(n_batches: int, max_len: int, seed: int):
   """n_batches training-shaped batches of test-split examples (the same ones for a seed)."""
-  cfg = pipeline.DataConfig(max_len=max_len, split="test",
-                            grammar=grammar.GrammarConfig(max_len=max_len))
-  rng = np.random.default_rng(seed)
-  for b in range(n_batches):
-    exs = [pipeline.make_example(b * LOSS_BATCH + i, rng, cfg) for i in range(LOSS_BATCH)]
-    yield {k: np.stack([ex[k] for ex in exs]) for k in exs[0]}
+  exs = latent.heldout_examples(n_batches * LOSS_BATCH, max_len, seed)
+  for b in range(0, len(exs), LOSS_BATCH):
+    yield {k: np.stack([ex[k] for ex in exs[b:b + LOSS_BATCH]]) for k in exs[0]}
 
 
 def heldout_losses(eng: engine_lib.Engine, n_batches: int, seed: int) -> dict[str, float]:

@@ -21,6 +21,8 @@ from lee_jax import engine as engine_lib
 from lee_jax import search
 from lee_jax import trial
 
+import sweep  # experiments/sweep.py: the scripts importing this put experiments/ on sys.path
+
 STROGATZ = "strogatz"
 
 
@@ -85,7 +87,7 @@ def load_engine(checkpoint: str | None, random_model: str | None
     eng, bundle = engine_lib.load(checkpoint)
   except checkpoints.CheckpointError as e:
     sys.exit(f"error: {e}")
-  return eng, bundle, checkpoint or "shipped"
+  return eng, bundle, sweep.model_source(checkpoint)
 
 
 def group_names(group: str) -> list[str]:
