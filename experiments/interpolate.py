@@ -54,11 +54,6 @@ def parse(prefix: str, max_len: int) -> E.Node:
   return tree
 
 
-def n_vars_of(*trees: E.Node) -> int:
-  """Variables x0..x{k-1} that the decoder may use: enough for every input expression."""
-  return max(max(E.variables_used(t), default=0) + 1 for t in trees)
-
-
 def lerp(z_a: np.ndarray, z_b: np.ndarray, alphas: np.ndarray) -> np.ndarray:
   """[S, d_z]: (1 - alpha) z_A + alpha z_B for each alpha."""
   alphas = np.asarray(alphas, np.float32)[:, None]
@@ -68,7 +63,7 @@ def lerp(z_a: np.ndarray, z_b: np.ndarray, alphas: np.ndarray) -> np.ndarray:
 def encode_pair(eng, tree_a: E.Node, tree_b: E.Node,
                 rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
   """z_A = f(tokens_A, D_A), z_B = f(tokens_B, D_B), each [d_z] on its own fresh scatter."""
-  k = n_vars_of(tree_a, tree_b)
+  k = latent.n_vars_of(tree_a, tree_b)
   return tuple(eng.encode(E.to_ids(t, eng.cfg.max_len)[None],
                           latent.scatter_of(t, k, N_SCATTER, eng.cfg.n_features, rng))[0]
                for t in (tree_a, tree_b))
@@ -122,7 +117,7 @@ def interpolate(eng, tree_a: E.Node, tree_b: E.Node, steps: int, seed: int, samp
                 temperature: float = 0.7, n_eval: int = 1000) -> list[dict]:
   """One row per alpha (see module docstring); deterministic given seed."""
   rng = np.random.default_rng(seed)
-  k = n_vars_of(tree_a, tree_b)
+  k = latent.n_vars_of(tree_a, tree_b)
   z_a, z_b = encode_pair(eng, tree_a, tree_b, rng)
   alphas = np.linspace(0.0, 1.0, steps)
   cands = decode_candidates(eng, lerp(z_a, z_b, alphas), samples, temperature, k,
@@ -162,7 +157,7 @@ def plot(rows: list[dict], a: str, b: str, label: str, path: pathlib.Path) -> No
          ylim=(-1.1, 2.0), xlim=(-0.05, 1.15))
   ax.legend(loc="lower right", fontsize=8)
   tree_a, tree_b = E.from_prefix(a.split()), E.from_prefix(b.split())
-  grid = np.zeros((200, n_vars_of(tree_a, tree_b)))
+  grid = np.zeros((200, latent.n_vars_of(tree_a, tree_b)))
   grid[:, 0] = np.linspace(-2, 2, 200)
   colors = plt.cm.viridis(np.linspace(0.9, 0.1, len(rows)))
   for r, c in zip(rows, colors):

@@ -60,6 +60,11 @@ def engine_from_flags() -> tuple[engine_lib.Engine, str]:
   return eng, model_label(CHECKPOINT.value, RANDOM_MODEL.value)
 
 
+def n_vars_of(*trees: E.Node) -> int:
+  """Variables x0..x{k-1} that the decoder may use: enough for every input expression."""
+  return max(max(E.variables_used(t), default=0) + 1 for t in trees)
+
+
 def uniform_points(rng: np.random.Generator, n: int, n_vars: int) -> np.ndarray:
   """[n, n_vars] from U(-X_SCALE, X_SCALE), the training distribution of scatter points."""
   return rng.uniform(-pipeline.X_SCALE, pipeline.X_SCALE, (n, n_vars))

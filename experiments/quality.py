@@ -76,11 +76,6 @@ def heldout_losses(eng: engine_lib.Engine, n_batches: int, seed: int) -> dict[st
   return {k: float(np.mean([r[k] for r in rows])) for k in rows[0]}
 
 
-def n_vars_of(tree: E.Node) -> int:
-  used = E.variables_used(tree)
-  return max(used) + 1 if used else 1
-
-
 def skeleton(tree: E.Node) -> tuple[str, ...]:
   """Prefix names with every constant written C (so 2.5*x0 and 3*x0 share a skeleton)."""
   return tuple("C" if n.name in ("const", "C") else n.name for n in E.walk(tree))
@@ -141,7 +136,7 @@ def fitted(tree: E.Node | None, scatter: engine_lib.Scatter, n_vars: int, iters:
 def measure(eng: engine_lib.Engine, n: int, seed: int, fit_iters: int) -> dict:
   """Reconstruction and one-shot numbers for n held-out expressions."""
   trees, tokens, scatters = latent.sample_heldout(n, eng.cfg.max_len, seed)
-  k = np.array([n_vars_of(t) for t in trees])
+  k = np.array([latent.n_vars_of(t) for t in trees])
   z_full = latent.encode_all(eng, tokens, scatters, DECODE_CHUNK)
   z_data = latent.encode_all(eng, np.zeros((n, 0), np.int32), scatters, DECODE_CHUNK)
   rec_ids, one_ids = greedy_decode(eng, z_full, k), greedy_decode(eng, z_data, k)

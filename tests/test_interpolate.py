@@ -67,7 +67,7 @@ def test_bad_expressions_are_one_line_errors():
     with pytest.raises(ValueError) as e:
       interpolate.parse(text, 64)
     assert "\n" not in str(e.value)
-  assert interpolate.n_vars_of(A, E.from_prefix("mul x2 x0".split())) == 3
+  assert latent.n_vars_of(A, E.from_prefix("mul x2 x0".split())) == 3
 
 
 def test_main_writes_labelled_csv_and_figure(eng, tmp_path, monkeypatch):

@@ -32,7 +32,7 @@ def test_skeleton_ignores_constant_values_only():
   b = E.op("mul", E.const(-3.0), E.var(0))
   assert quality.skeleton(a) == quality.skeleton(b) == ("mul", "C", "x0")
   assert quality.skeleton(a) != quality.skeleton(E.op("mul", E.const(2.5), E.var(1)))
-  assert quality.n_vars_of(tree("add x0 x3")) == 4 and quality.n_vars_of(E.const(1.0)) == 1
+  assert latent.n_vars_of(tree("add x0 x3")) == 4 and latent.n_vars_of(E.const(1.0)) == 1
 
 
 def test_summarize_clips_the_mean_but_not_the_median():
