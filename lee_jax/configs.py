@@ -172,6 +172,7 @@ class SearchConfig:
   lm_restarts: int = 2  # its starts per candidate (the decoded constants + perturbations)
   constrain: bool = True  # grammar-constrained decoding (decode.py)
   baselines: bool = True  # seed each pool with c, c*x_i + c (so a round always has an answer)
+  probe_points: int = 16384  # pole guard: points between training rows (score.bounded); 0 = off
   workers: int = 1  # rounds run concurrently in this many processes (1: in-process)
 
   def __post_init__(self):
@@ -180,7 +181,7 @@ class SearchConfig:
                  "cmaes_popsize", "workers"):
       if getattr(self, name) < 1:
         raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-    for name in ("n_refresh", "n_grad", "lbfgs_first", "lbfgs_last"):
+    for name in ("n_refresh", "n_grad", "lbfgs_first", "lbfgs_last", "probe_points"):
       if getattr(self, name) < 0:
         raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
     if self.fitter not in FITTERS:

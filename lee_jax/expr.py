@@ -378,6 +378,36 @@ def _complexity_of_prefix(prefix: tuple[str, ...]) -> int:
     return node_count(expr)
 
 
-def complexity(node: Node) -> int:
-  """C(e): node count of the SymPy-simplified expression (cached by prefix tokens)."""
-  return _complexity_of_prefix(tuple(to_prefix(node)))
+# Stand-ins for fitted constants (see `constant_pattern`): far from integers and simple
+# fractions, and no sum or product of a few of them lands on one.
+_GENERIC = tuple(1.0 + math.sqrt(2.0 + i) / 7.0 for i in range(64))
+
+
+def constant_pattern(node: Node) -> Node:
+  """The tree with each fitted constant replaced by a stand-in of the same sign.
+
+  What SymPy's simplification does with a float constant does not depend on its value,
+  except for integers (which can cancel), the sign, and constants that are equal to one
+  another. Those are kept; every other value becomes a fixed stand-in, equal magnitudes
+  sharing one. Two candidates that differ only in their fitted values then share one
+  simplification: in a search most candidates are a refit of a skeleton already seen.
+  """
+  values = [vocab.round_constant(v) for v in constants(node)]  # as the prefix tokens hold them
+  slots: dict[float, float] = {}
+  out = []
+  for v in values:
+    if float(v).is_integer() and abs(v) < 1e15:
+      out.append(v)
+    else:
+      g = slots.setdefault(abs(v), _GENERIC[len(slots) % len(_GENERIC)])
+      out.append(math.copysign(g, v))
+  return with_constants(node, out)
+
+
+def complexity(node: Node, exact: bool = False) -> int:
+  """C(e): node count of the SymPy-simplified expression (cached by prefix tokens).
+
+  By default it is computed on `constant_pattern(node)`; exact=True simplifies the node's
+  own constants (the reported complexity of a final answer).
+  """
+  return _complexity_of_prefix(tuple(to_prefix(node if exact else constant_pattern(node))))

@@ -111,13 +111,14 @@ def best_by_val(candidates: list[Candidate]) -> Candidate | None:
   return max(ok, key=lambda c: (c.r2_val, c.score)) if ok else None
 
 
-def select_winner(pool: Pool, iterative_best: Candidate | None) -> Candidate | None:
-  """The round's answer: the pool's best by validation R2, with the safety fallback.
+def select_winner(candidates: list[Candidate], iterative_best: Candidate | None) -> Candidate | None:
+  """The round's answer: the best of `candidates` (the final pool, plus the round's baseline
+  floor) by validation R2, with the safety fallback.
 
   If that winner came from a gradient segment and is worse on validation than the best
   iterative-only entry recorded before the gradient segments (iterative_best), revert to it.
   """
-  winner = pool.best_by_val()
+  winner = best_by_val(candidates)
   if (winner is not None and winner.origin == "gradient" and iterative_best is not None
       and iterative_best.r2_val > winner.r2_val):
     return iterative_best

@@ -18,6 +18,9 @@ from lee_jax import expr as E
 from lee_jax import vocab
 
 ROW_BUCKET = 512  # rows are padded to a multiple of this
+# A candidate whose values between the training points leave the training target range by
+# more than this many spans has a pole (or a blow-up) inside the data; see `bounded`.
+POLE_FACTOR = 20.0
 
 
 def r2(y: np.ndarray, y_hat: np.ndarray) -> float:
@@ -30,6 +33,35 @@ def r2(y: np.ndarray, y_hat: np.ndarray) -> float:
   if ss_tot == 0.0:
     return 1.0 if ss_res == 0.0 else -np.inf
   return 1.0 - ss_res / ss_tot
+
+
+def probe_points(X: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+  """n points on the segments between random pairs of rows of X [N, k] (float64).
+
+  Points between the data, where test points fall but training points did not: a pole at
+  x = 0 of `c/x` sits between the negative and the positive training x. Segments stay in the
+  data's convex hull, so a linear formula is bounded by its values at the training rows even
+  where features are correlated (a bounding-box corner would not be).
+  """
+  X = np.asarray(X, np.float64)
+  a = X[rng.integers(len(X), size=n)]
+  b = X[rng.integers(len(X), size=n)]
+  return a + rng.random((n, 1)) * (b - a)
+
+
+def bounded(node: E.Node, probe: np.ndarray, X: np.ndarray, y: np.ndarray,
+            factor: float = POLE_FACTOR) -> bool:
+  """False if the node is non-finite anywhere on the probe points, or leaves the range it
+  and the targets span at the training rows (X, y) by more than `factor` times that span:
+  a pole or a blow-up between the data."""
+  y_hat = evaluate.evaluate_numpy(node, probe)
+  if not np.all(np.isfinite(y_hat)):
+    return False
+  at_rows = evaluate.evaluate_numpy(node, np.asarray(X, np.float64))
+  span_of = np.concatenate([np.asarray(y, np.float64), at_rows[np.isfinite(at_rows)]])
+  lo, hi = float(span_of.min()), float(span_of.max())
+  slack = factor * max(hi - lo, 1e-12 * max(abs(lo), abs(hi), 1.0))
+  return bool(y_hat.min() >= lo - slack and y_hat.max() <= hi + slack)
 
 
 def search_score(r2_train: float, complexity: int, alpha: float) -> float:

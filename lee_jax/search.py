@@ -109,12 +109,16 @@ class Round:
     self.history: list[tuple[int, float, float]] = []
     self.champion_ids: list[np.ndarray | None] = []
     self.iterative_best: pool_lib.Candidate | None = None
+    self.floor: list[pool_lib.Candidate] = []  # the fitted baselines, kept out of pool eviction
     n = len(data.y_train)
     fit_idx = self.rng.choice(n, min(cfg.fit_rows, n), replace=False)
     self.fit_rows = (data.X_train[fit_idx], data.y_train[fit_idx])
     score_idx = self.rng.choice(n, min(cfg.score_rows, n), replace=False)
     self.train_rows = score.pad_rows(data.X_train[score_idx], data.y_train[score_idx])
     self.val_rows = score.pad_rows(data.X_val, data.y_val)
+    # Its own stream, so the guard leaves the search's random draws as they were.
+    self.probe = (score.probe_points(data.X_train, cfg.probe_points, np.random.default_rng([seed, 1]))
+                  if cfg.probe_points else None)
     self.refresh_scatter()
 
   # --- device calls ------------------------------------------------------------------------
@@ -215,6 +219,10 @@ class Round:
         self.seen[key] = None
         continue
       if self.pool.could_enter(score.search_score(rt, 1, self.cfg.alpha)):
+        if self.probe is not None and not score.bounded(node, self.probe, *self.fit_rows):
+          self.failures["unbounded"] += 1  # a pole between the training points
+          self.seen[key] = None
+          continue
         with self.timer("simplify"):
           c = E.complexity(node)
       else:  # cannot enter the pool whatever its complexity: skip SymPy
@@ -248,7 +256,8 @@ class Round:
       self._score(fitted, "baseline", 0)
       # Baselines are not decodes: take them back out of the decoded-sequence cache.
       base = [self.seen.pop(k) for k in [k for k in self.seen if k[0] == "baseline"]]
-      self.pool.merge([c for c in base if c is not None])
+      self.floor = [c for c in base if c is not None]
+      self.pool.merge(self.floor)
     self.record(0)
 
   def gradient_segment(self, z: np.ndarray, anchor: np.ndarray, iteration: int) -> np.ndarray:
@@ -322,9 +331,16 @@ class Round:
       self.run_cmaes()
     if self.mode == "combined":
       self.note_iterative_best()
-    winner = pool_lib.select_winner(self.pool, self.iterative_best)
-    fallback = (winner is not None and self.pool.best_by_val() is not None
-                and winner is not self.pool.best_by_val())
+    return self.result()
+
+  def result(self) -> RoundResult:
+    """The round's answer and records from its current state."""
+    # The baselines stay candidates after the pool evicts them: when every pool entry is
+    # worse on validation than a constant, the constant is the safer answer.
+    final = self.pool.entries + self.floor
+    winner = pool_lib.select_winner(final, self.iterative_best)
+    best = pool_lib.best_by_val(final)
+    fallback = winner is not None and best is not None and winner is not best
     return RoundResult(self.round_index, self.seed, winner, list(self.pool.entries),
                        dict(self.failures), dict(self.timer.seconds), self.candidates, len(self.seen),
                        self.history, fallback, self.champion_ids)

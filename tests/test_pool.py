@@ -54,13 +54,13 @@ def test_fallback_reverts_when_the_gradient_winner_is_worse_on_validation():
   grad = cand(1, 0.95, 5, r2_val=0.80, origin="gradient")
   pool.merge([grad, cand(2, 0.90, 6, r2_val=0.70)])
   earlier = cand(3, 0.85, 7, r2_val=0.90)  # the iterative best, since evicted
-  assert P.select_winner(pool, earlier) is earlier
-  assert P.select_winner(pool, cand(4, 0.8, 7, r2_val=0.75)) is grad
-  assert P.select_winner(pool, None) is grad
+  assert P.select_winner(pool.entries, earlier) is earlier
+  assert P.select_winner(pool.entries, cand(4, 0.8, 7, r2_val=0.75)) is grad
+  assert P.select_winner(pool.entries, None) is grad
 
 
 def test_no_fallback_for_iterative_winners():
   pool = P.Pool(16)
   it = cand(1, 0.95, 5, r2_val=0.80)
   pool.merge([it])
-  assert P.select_winner(pool, cand(2, 0.5, 5, r2_val=0.9)) is it
+  assert P.select_winner(pool.entries, cand(2, 0.5, 5, r2_val=0.9)) is it

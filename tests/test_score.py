@@ -43,3 +43,30 @@ def test_batched_r2_equals_numpy_r2_for_each_candidate():
   assert got[4] == -np.inf  # division by zero everywhere
   np.testing.assert_allclose(got[:3], want[:3], rtol=1e-4, atol=1e-5)
   assert got[0] > 0.9999
+
+
+def test_probe_points_lie_between_training_rows():
+  rng = np.random.default_rng(0)
+  X = np.array([[-2.0, 1.0], [3.0, 5.0]])
+  P = score.probe_points(X, 500, rng)
+  # On the one segment between the two rows.
+  t = (P[:, 0] + 2.0) / 5.0
+  np.testing.assert_allclose(P[:, 1], 1.0 + 4.0 * t)
+  assert P[:, 0].min() >= -2.0 and P[:, 0].max() <= 3.0
+
+
+def test_bounded_rejects_a_pole_between_the_data_and_keeps_smooth_fits():
+  rng = np.random.default_rng(0)
+  x = np.concatenate([rng.uniform(-5, -0.3, 120), rng.uniform(0.3, 5, 120)])[:, None]
+  y = np.sin(x[:, 0])  # |c/x| <= 1 at every training row for c = 0.3
+  probe = score.probe_points(x, 16384, rng)
+  pole = _tree("0.3/x0", 1)
+  assert np.all(np.abs(evaluate.evaluate_numpy(pole, x)) <= 1.0 + 1e-12)
+  assert not score.bounded(pole, probe, x, y)
+  # Judged against their own range at the rows too: a poor fit is not a pole.
+  for smooth in ("sin(x0)", "x0**3", "2.0*x0 + 1.0", "exp(x0)", "1.0/(x0**2 + 0.01)"):
+    assert score.bounded(_tree(smooth, 1), probe, x, y), smooth
+  assert not score.bounded(_tree("log(x0)", 1), probe, x, y)  # NaN for the negative x
+  # The same pole is fine where no training point is on its other side.
+  right = x[x[:, 0] > 0]
+  assert score.bounded(pole, score.probe_points(right, 4096, rng), right, np.sin(right[:, 0]))

@@ -175,3 +175,37 @@ def test_jax_fitter_runs_the_same_search(eng, data):
   res = search.run_round(eng, data, cfg, "iterative", 0, seed=1)
   _check_winner(res, data)
   assert res.timings["fit"] > 0
+
+
+def _ids(text: str) -> list[int]:
+  toks = text.split()
+  return ([vocab.BOS] + [vocab.TOKEN_TO_ID[t] for t in toks] + [vocab.EOS]
+          + [vocab.PAD] * (helpers.TINY.max_len - len(toks) - 2))
+
+
+def test_a_pole_between_the_training_points_never_enters_the_pool(eng):
+  # Targets c/x0 sampled away from x0 = 0: the fit is perfect at every row, and a test
+  # point near 0 would be off by orders of magnitude.
+  rng = np.random.default_rng(0)
+  x0 = np.concatenate([rng.uniform(-3, -0.5, 150), rng.uniform(0.5, 3, 150)])
+  X = np.stack([x0, rng.uniform(-3, 3, 300)], axis=1)
+  y = 0.7 / x0
+  d = search.SearchData(X[:200], y[:200], X[200:], y[200:])
+  pole = np.asarray([_ids("div + 7 . 0 0 e - 0 1 x0")], np.int32)
+  rnd = search.Round(eng, d, helpers.SMALL_SEARCH, "oneshot", 0, seed=0)
+  assert rnd.evaluate(pole, "init", 0) == [None] and rnd.failures["unbounded"] == 1
+  off = dataclasses.replace(helpers.SMALL_SEARCH, probe_points=0)
+  rnd = search.Round(eng, d, off, "oneshot", 0, seed=0)
+  (c,) = rnd.evaluate(pole, "init", 0)
+  assert c is not None and c.r2_train > 0.999 and not rnd.failures.get("unbounded")
+
+
+def test_the_baseline_floor_wins_when_every_pool_entry_fails_validation(eng, data):
+  rnd = search.Round(eng, data, helpers.SMALL_SEARCH, "oneshot", 0, seed=0)
+  rnd.init_pool()
+  assert {c.origin for c in rnd.floor} == {"baseline"}
+  bad = dataclasses.replace(rnd.pool.champion(), r2_val=-5.0, origin="init")
+  rnd.pool.entries = [bad]  # the baselines evicted by entries that overfit the training rows
+  res = rnd.result()
+  assert res.winner.origin == "baseline" and res.winner.r2_val > 0.5
+  assert res.pool == [bad]
