@@ -11,7 +11,9 @@ Modes:
              population 24, as many decodes as the iterative mode makes (Table 3 baseline).
 
 A candidate's life: decoded ids -> parse -> constant fit (L-BFGS-B, fit rows) -> batched R2 on
-train/val rows -> complexity (SymPy, only if it could enter the pool) -> score -> pool.
+train/val rows -> if it could enter the pool: the pole guard (finite and bounded between the
+training rows, score.bounded) and complexity (SymPy) -> score -> pool. The round's answer is
+the best by validation R2 of the final pool and the fitted baselines.
 Every way that can fail is counted in `RoundResult.failures`; none raises.
 """
 
