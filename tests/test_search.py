@@ -24,6 +24,12 @@ def data():
   return search.SearchData(X[:200], y[:200], X[200:], y[200:])
 
 
+def _ids(text: str) -> list[int]:
+  toks = text.split()
+  return ([vocab.BOS] + [vocab.TOKEN_TO_ID[t] for t in toks] + [vocab.EOS]
+          + [vocab.PAD] * (helpers.TINY.max_len - len(toks) - 2))
+
+
 def _check_winner(res: search.RoundResult, data):
   w = res.winner
   assert w is not None
@@ -127,12 +133,7 @@ def test_nan_everywhere_and_overflow_candidates_are_failures(eng, data):
   bad = ["log neg add mul x0 x0 + 1 . 0 0 e + 0 0",  # log of a negative: NaN everywhere
          "exp exp exp mul x0 + 9 . 0 0 e + 0 1",  # overflows to inf
          "add x0"]  # malformed
-  ids = []
-  for text in bad:
-    toks = text.split()
-    ids.append([vocab.BOS] + [vocab.TOKEN_TO_ID[t] for t in toks] + [vocab.EOS]
-               + [vocab.PAD] * (helpers.TINY.max_len - len(toks) - 2))
-  out = rnd.evaluate(np.asarray(ids, np.int32), "init", 0)
+  out = rnd.evaluate(np.asarray([_ids(t) for t in bad], np.int32), "init", 0)
   assert out == [None, None, None]
   assert rnd.failures["invalid"] == 1
   assert rnd.failures["fit_nonfinite_start"] + rnd.failures["nonfinite"] == 2
@@ -175,12 +176,6 @@ def test_jax_fitter_runs_the_same_search(eng, data):
   res = search.run_round(eng, data, cfg, "iterative", 0, seed=1)
   _check_winner(res, data)
   assert res.timings["fit"] > 0
-
-
-def _ids(text: str) -> list[int]:
-  toks = text.split()
-  return ([vocab.BOS] + [vocab.TOKEN_TO_ID[t] for t in toks] + [vocab.EOS]
-          + [vocab.PAD] * (helpers.TINY.max_len - len(toks) - 2))
 
 
 def test_a_pole_between_the_training_points_never_enters_the_pool(eng):
