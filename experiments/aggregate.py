@@ -1,6 +1,7 @@
 """Table 1 layout: our sweeps (experiments/srbench.py folders) next to the paper's rows.
 
     python experiments/aggregate.py --runs "Operon (ours)=experiments/results/srbench_operon"
+    python experiments/aggregate.py --runs "LEE (ours)=DIR_STROGATZ+DIR_FEYNMAN"   # one row from two folders
 
 For each run folder: mean test R2 and mean simplified complexity per (group, noise) over
 its cells. A cell without a finite test R2 (no expression, NaN predictions) counts as R2 = 0

@@ -20,28 +20,31 @@ class SweepError(ValueError):
   """A --runs entry that is malformed or names a folder without results (one-line message)."""
 
 
-def parse_runs(specs: list[str]) -> list[tuple[str, pathlib.Path]]:
-  """["LABEL=FOLDER", ...] -> [(label, folder)], each folder holding a results.jsonl."""
+def parse_runs(specs: list[str]) -> list[tuple[str, tuple[pathlib.Path, ...]]]:
+  """["LABEL=FOLDER", "LABEL=FOLDER+FOLDER", ...] -> [(label, folders)], each folder holding
+  a results.jsonl. Folders joined by + make one row (e.g. one model's sweeps of each group)."""
   out = []
   for spec in specs:
-    label, eq, folder = spec.partition("=")
-    if not eq or not label or not folder:
+    label, eq, folders = spec.partition("=")
+    if not eq or not label or not folders:
       raise SweepError(f"--runs entry {spec!r} is not LABEL=FOLDER")
-    path = pathlib.Path(folder)
-    if not (path / "results.jsonl").is_file():
-      raise SweepError(f"no results.jsonl in {path} (run experiments/srbench.py --out_dir={path})")
-    out.append((label, path))
+    paths = tuple(pathlib.Path(f) for f in folders.split("+"))
+    for path in paths:
+      if not (path / "results.jsonl").is_file():
+        raise SweepError(f"no results.jsonl in {path} (run experiments/srbench.py --out_dir={path})")
+    out.append((label, paths))
   return out
 
 
-def read_rows(folder: pathlib.Path) -> list[dict]:
-  """Every complete line of folder/results.jsonl (a line cut short by a kill is ignored)."""
+def read_rows(folders: pathlib.Path | tuple[pathlib.Path, ...]) -> list[dict]:
+  """Every complete line of each folder's results.jsonl (a line cut short by a kill is ignored)."""
   rows = []
-  for line in (pathlib.Path(folder) / "results.jsonl").read_text().splitlines():
-    try:
-      rows.append(json.loads(line))
-    except ValueError:
-      continue
+  for folder in (folders if isinstance(folders, tuple) else (folders,)):
+    for line in (pathlib.Path(folder) / "results.jsonl").read_text().splitlines():
+      try:
+        rows.append(json.loads(line))
+      except ValueError:
+        continue
   return rows
 
 
@@ -68,7 +71,7 @@ def method_rows(specs: list[str], paper_rows: bool) -> list[dict]:
                  for label, folder in runs]
 
 
-def aggregate(folder: pathlib.Path) -> dict:
+def aggregate(folder: pathlib.Path | tuple[pathlib.Path, ...]) -> dict:
   """{(group, noise): (mean R2, mean complexity, cells, failed)} over a results.jsonl.
 
   A cell without a finite test R2 (no expression, NaN predictions) counts as R2 = 0.

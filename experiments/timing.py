@@ -76,7 +76,7 @@ def measure(setup: runner.Setup, sets: dict, noises: list[float], label: str,
   return out
 
 
-def read(runs: list[tuple[str, pathlib.Path]]) -> list[dict]:
+def read(runs: list[tuple[str, tuple[pathlib.Path, ...]]]) -> list[dict]:
   """Timing cells of srbench.py folders (cells without timings, e.g. peers, are skipped)."""
   return [cell(label, r["group"], r["noise"], r["wall_time_s"], r["timings_s"])
           for label, folder in runs for r in sweep_results.read_rows(folder)
@@ -179,7 +179,7 @@ def main(argv):
     if not cells:
       sys.exit(f"error: no cell with timings in {', '.join(str(p) for _, p in runs)}")
     header = ["machine: not recorded by srbench.py (table written on " + machine() + ")",
-              "source: " + ", ".join(f"{label} = {folder}" for label, folder in runs)]
+              "source: " + ", ".join(f"{label} = {'+'.join(map(str, folders))}" for label, folders in runs)]
   else:
     sets = runner.load_all(f.datasets or list(DEFAULT_DATASETS))
     setup = runner.setup_from_flags()

@@ -37,6 +37,19 @@ def test_runs_must_name_a_folder_with_results(tmp_path):
     sweep_results.parse_runs([f"x={tmp_path}"])
 
 
+def test_folders_joined_by_plus_make_one_row(tmp_path):
+  for name, group, r2 in (("a", "strogatz", 0.5), ("b", "feynman", 0.9)):
+    (tmp_path / name).mkdir()
+    row = {"group": group, "noise": 0.0, "r2_test": r2, "complexity": 4}
+    (tmp_path / name / "results.jsonl").write_text(json.dumps(row) + "\n")
+  ((label, folders),) = sweep_results.parse_runs([f"m={tmp_path / 'a'}+{tmp_path / 'b'}"])
+  assert label == "m" and len(folders) == 2
+  assert sweep_results.aggregate(folders) == {("strogatz", 0.0): (0.5, 4.0, 1, 0),
+                                              ("feynman", 0.0): (0.9, 4.0, 1, 0)}
+  with pytest.raises(sweep_results.SweepError, match="no results.jsonl"):
+    sweep_results.parse_runs([f"m={tmp_path / 'a'}+{tmp_path / 'c'}"])
+
+
 def _pareto(*args):
   return subprocess.run([sys.executable, str(REPO / "experiments" / "pareto.py"), *args],
                         capture_output=True, text=True, timeout=120, cwd=REPO)
