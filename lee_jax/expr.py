@@ -408,6 +408,6 @@ def complexity(node: Node, exact: bool = False) -> int:
   """C(e): node count of the SymPy-simplified expression (cached by prefix tokens).
 
   By default it is computed on `constant_pattern(node)`; exact=True simplifies the node's
-  own constants (the reported complexity of a final answer).
+  own constants (the reference the pattern path is tested against).
   """
   return _complexity_of_prefix(tuple(to_prefix(node if exact else constant_pattern(node))))

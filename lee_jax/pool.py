@@ -101,9 +101,6 @@ class Pool:
   def champion(self) -> Candidate | None:
     return self.entries[0] if self.entries else None
 
-  def best_by_val(self) -> Candidate | None:
-    return best_by_val(self.entries)
-
 
 def best_by_val(candidates: list[Candidate]) -> Candidate | None:
   """Highest validation R2; ties go to the higher search score."""

@@ -18,8 +18,9 @@ from lee_jax import expr as E
 from lee_jax import vocab
 
 ROW_BUCKET = 512  # rows are padded to a multiple of this
-# A candidate whose values between the training points leave the training target range by
-# more than this many spans has a pole (or a blow-up) inside the data; see `bounded`.
+# A candidate whose values between the training rows leave the range it and the targets
+# span at those rows by more than this many spans has a pole (or a blow-up) inside the
+# data; see `bounded`.
 POLE_FACTOR = 20.0
 
 
