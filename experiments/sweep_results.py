@@ -36,10 +36,10 @@ def parse_runs(specs: list[str]) -> list[tuple[str, tuple[pathlib.Path, ...]]]:
   return out
 
 
-def read_rows(folders: pathlib.Path | tuple[pathlib.Path, ...]) -> list[dict]:
+def read_rows(folders: tuple[pathlib.Path, ...]) -> list[dict]:
   """Every complete line of each folder's results.jsonl (a line cut short by a kill is ignored)."""
   rows = []
-  for folder in (folders if isinstance(folders, tuple) else (folders,)):
+  for folder in folders:
     for line in (pathlib.Path(folder) / "results.jsonl").read_text().splitlines():
       try:
         rows.append(json.loads(line))
@@ -67,17 +67,17 @@ def method_rows(specs: list[str], paper_rows: bool) -> list[dict]:
   """The paper's rows (if paper_rows), then one row (family 'ours') per LABEL=FOLDER spec."""
   runs = parse_runs(specs)  # checks every folder before reading any
   rows = load_paper() if paper_rows else []
-  return rows + [{"label": label, "family": "ours", "cells": aggregate(folder)}
-                 for label, folder in runs]
+  return rows + [{"label": label, "family": "ours", "cells": aggregate(folders)}
+                 for label, folders in runs]
 
 
-def aggregate(folder: pathlib.Path | tuple[pathlib.Path, ...]) -> dict:
-  """{(group, noise): (mean R2, mean complexity, cells, failed)} over a results.jsonl.
+def aggregate(folders: tuple[pathlib.Path, ...]) -> dict:
+  """{(group, noise): (mean R2, mean complexity, cells, failed)} over the folders' results.jsonl lines.
 
   A cell without a finite test R2 (no expression, NaN predictions) counts as R2 = 0.
   """
   by: dict = {}
-  for r in read_rows(folder):
+  for r in read_rows(folders):
     by.setdefault((r["group"], float(r["noise"])), []).append(r)
   out = {}
   for key, rs in by.items():

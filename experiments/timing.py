@@ -79,7 +79,7 @@ def measure(setup: runner.Setup, sets: dict, noises: list[float], label: str,
 def read(runs: list[tuple[str, tuple[pathlib.Path, ...]]]) -> list[dict]:
   """Timing cells of srbench.py folders (cells without timings, e.g. peers, are skipped)."""
   return [cell(label, r["group"], r["noise"], r["wall_time_s"], r["timings_s"])
-          for label, folder in runs for r in sweep_results.read_rows(folder)
+          for label, folders in runs for r in sweep_results.read_rows(folders)
           if r.get("timings_s") and r.get("wall_time_s") is not None]
 
 
