@@ -72,7 +72,7 @@ def method_rows(specs: list[str], paper_rows: bool) -> list[dict]:
 
 
 def aggregate(folders: tuple[pathlib.Path, ...]) -> dict:
-  """{(group, noise): (mean R2, mean complexity, cells, failed)} over the folders' results.jsonl lines.
+  """{(group, noise): (mean R2, mean complexity, cells, failed)} over the folders' cells.
 
   A cell without a finite test R2 (no expression, NaN predictions) counts as R2 = 0.
   """
