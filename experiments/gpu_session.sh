@@ -15,13 +15,15 @@
 # $OUT carries): one training process runs for the whole lease, on the machine's disk, and
 # only the exported weights come back. Calls must follow each other within the 30 s the
 # machine stays warm; a lost machine loses the run, not what an earlier `export` brought back.
-# MODEL (default small), RUN (default /tmp/lee_run) and WORKERS (default 8) override defaults.
+# MODEL (default small), RUN (default /tmp/lee_run) and WORKERS (default 8) override defaults;
+# ALIGN_SCALE (default 1, Table 7) scales the align weight if phase 2 collapses (BUILD_NOTES).
 set -uo pipefail
 
 OUT=${OUT:-/tmp/lee_out}
 RUN=${RUN:-/tmp/lee_run}
 MODEL=${MODEL:-small}
 WORKERS=${WORKERS:-8}
+ALIGN_SCALE=${ALIGN_SCALE:-1}
 export PYTHONUNBUFFERED=1
 mkdir -p "$OUT"
 
@@ -65,6 +67,7 @@ case "$cmd" in
     mkdir -p "$RUN"
     setsid nohup python3 -m lee_jax.train --phase=all --model="$MODEL" --workdir="$RUN" \
       --steps="$steps" --max_seconds="$seconds" --workers="$WORKERS" --save_every=500 \
+      --align_scale="$ALIGN_SCALE" \
       >"$RUN/train.log" 2>&1 < /dev/null &
     sleep 5
     watch 530

@@ -53,6 +53,9 @@ _DTYPE = flags.DEFINE_enum("dtype", "bfloat16", ["bfloat16", "float32"], "Comput
 _USE_VAE = flags.DEFINE_bool(
     "use_vae", True, "False: the App. E ablation model (deterministic encoder, ||z||^2 penalty "
     "in place of KL, no align loss); same schedule, so the same budget as a VAE run.")
+_ALIGN_SCALE = flags.DEFINE_float(
+    "align_scale", 1.0, "Multiplies Table 7's align weight in every phase (1: the paper's). Our "
+    "CPU-sized model collapsed under phase 2's weight of 2.0 (BUILD_NOTES 'Training runs').")
 
 
 def config_from_flags() -> tuple[TrainConfig, list[int]]:
@@ -71,6 +74,8 @@ def config_from_flags() -> tuple[TrainConfig, list[int]]:
     steps = steps * 5
   if len(steps) != 5 or min(steps) < 1:
     raise TrainError("--steps takes one positive value or five (phases 1-5)")
+  if _ALIGN_SCALE.value < 0:
+    raise TrainError(f"--align_scale must be >= 0, got {_ALIGN_SCALE.value:g}")
   n = jax.device_count()
   if _BATCH.value < 1 or _BATCH.value % n:
     raise TrainError(f"--batch_size={_BATCH.value} must be a positive multiple of the {n} devices")
@@ -81,7 +86,7 @@ def config_from_flags() -> tuple[TrainConfig, list[int]]:
       lr=_LR.value, min_lr=_MIN_LR.value, warmup=_WARMUP.value, weight_decay=_WEIGHT_DECAY.value,
       clip_norm=_CLIP.value, seed=_SEED.value, max_seconds=_MAX_SECONDS.value, resume=_RESUME.value,
       init=_INIT.value, init_from=_INIT_FROM.value, workers=_WORKERS.value, log_every=max(1, _LOG_EVERY.value),
-      save_every=max(1, _SAVE_EVERY.value), keep=max(1, _KEEP.value))
+      save_every=max(1, _SAVE_EVERY.value), keep=max(1, _KEEP.value), align_scale=_ALIGN_SCALE.value)
   return cfg, phases
 
 

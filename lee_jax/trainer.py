@@ -48,6 +48,7 @@ class TrainConfig:
   log_every: int = 100
   save_every: int = 1000
   keep: int = 3
+  align_scale: float = 1.0  # times Table 7's lambda_align in every phase (1: the paper's)
 
 
 class TrainError(ValueError):
@@ -81,7 +82,14 @@ def make_train_step(graphdef, tx, weights: configs.LossWeights, model_cfg: confi
 
 
 def _meta(cfg: TrainConfig, phase: int) -> dict:
-  return {"model": cfg.model, "model_config": dataclasses.asdict(cfg.model_cfg), "phase": phase}
+  return {"model": cfg.model, "model_config": dataclasses.asdict(cfg.model_cfg), "phase": phase,
+          "loss_weights": dataclasses.asdict(phase_weights(cfg, phase))}
+
+
+def phase_weights(cfg: TrainConfig, phase: int) -> configs.LossWeights:
+  """Table 7's weights for `phase`, with lambda_align scaled by cfg.align_scale."""
+  w = configs.PHASES[phase].weights
+  return dataclasses.replace(w, align=w.align * cfg.align_scale)
 
 
 def _expected(cfg: TrainConfig) -> dict:
@@ -170,14 +178,16 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
     checkpoints.save(mngr, step, full_params(), opt_state, data_it, _meta(cfg, phase), force=force)
 
   # --- loop
-  step_fn = make_train_step(graphdef, tx, spec.weights, cfg.model_cfg)
+  step_fn = make_train_step(graphdef, tx, phase_weights(cfg, phase), cfg.model_cfg)
   log = metrics_log.MetricsLog(cfg.workdir)
   key = jax.random.key(cfg.seed * 100 + phase)
   last: dict = {}
   t_start, t_log, s_log = time.time(), time.time(), start
   step = start
   print(f"phase {phase} ({spec.name}): steps {start}->{steps}, batch {cfg.batch_size}, "
-        f"{jax.device_count()} device(s), model {cfg.model}", flush=True)
+        f"{jax.device_count()} device(s), model {cfg.model}"
+        + (f", align weight {phase_weights(cfg, phase).align:g}" if cfg.align_scale != 1 else ""),
+        flush=True)
   while step < steps:
     batch = sharding.shard_batch(next(data_it), mesh)
     trainable, opt_state, metrics = step_fn(trainable, opt_state, frozen, rest, batch, key,

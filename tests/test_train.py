@@ -156,3 +156,14 @@ def test_init_from_shipped_style_weights(tmp_path):
   weights.export(other, tmp_path / "other", "tiny")
   with pytest.raises(train.TrainError, match="different architecture"):
     train.train_phase(_cfg(tmp_path / "run2", steps=1, init_from=str(tmp_path / "other")), 1)
+
+
+def test_align_scale_scales_phase_2_align_weight(tmp_path):
+  assert train.phase_weights(_cfg(tmp_path), 2).align == 2.0
+  assert train.phase_weights(_cfg(tmp_path, align_scale=0.25), 4).align == 1.25
+  out = train.train_phase(_cfg(tmp_path, init="scratch", align_scale=0.0), phase=2)
+  assert out["finished"]
+  records = metrics_log.read(tmp_path / "metrics.jsonl")
+  assert records and all("align" not in r and "expr" in r for r in records)
+  meta = json.loads((tmp_path / "export" / "meta.json").read_text())
+  assert meta["loss_weights"]["align"] == 0.0
