@@ -107,6 +107,10 @@ class LossWeights:
   kl: float = 0.001
   align: float = 0.0
   refine: float = 0.0
+  # 'q_to_p' (Eq. 8, the paper's): KL(q || sg p) pulls the posterior to the scatter-only p.
+  # 'p_to_q' (our deviation, off by default): KL(sg q || p) trains p toward q instead, as a
+  # CVAE prior network; for models too small to carry the expression through p (BUILD_NOTES).
+  align_direction: str = "q_to_p"
 
 
 ALL_MODULES = ("encoder", "expr_decoder", "eval_decoder")  # LEE attribute names

@@ -62,13 +62,22 @@ def gaussian_kl(mu_q, logvar_q, mu_p, logvar_p) -> jax.Array:
   return kl.sum(axis=-1).mean()
 
 
-def align_loss(mu_q, logvar_q, mu_p, logvar_p) -> jax.Array:
+ALIGN_DIRECTIONS = ("q_to_p", "p_to_q")
+
+
+def align_loss(mu_q, logvar_q, mu_p, logvar_p, direction: str = "q_to_p") -> jax.Array:
   """L_align (Eq. 8) = KL(q(z|t,D) || sg[p(z|D)]); no gradient reaches (mu_p, logvar_p).
 
-  Args: q = posterior from (tokens, scatter), p = scatter-only; all [B, d_z]. Returns [].
+  direction='p_to_q' (a deviation, configs.LossWeights) is KL(sg[q] || p): the gradient
+  reaches only p. Args: q = posterior from (tokens, scatter), p = scatter-only; all [B, d_z].
+  Returns [].
   """
-  return gaussian_kl(mu_q, logvar_q, jax.lax.stop_gradient(mu_p),
-                     jax.lax.stop_gradient(logvar_p))
+  sg = jax.lax.stop_gradient
+  if direction == "q_to_p":
+    return gaussian_kl(mu_q, logvar_q, sg(mu_p), sg(logvar_p))
+  if direction == "p_to_q":
+    return gaussian_kl(sg(mu_q), sg(logvar_q), mu_p, logvar_p)
+  raise ValueError(f"align direction must be one of {ALIGN_DIRECTIONS}, got {direction!r}")
 
 
 def znorm_loss(z: jax.Array) -> jax.Array:
@@ -113,10 +122,12 @@ def total_loss(model, batch: dict, rng: jax.Array, weights: configs.LossWeights,
     else:
       add("znorm", znorm_loss(z), weights.kl)
   if weights.align and cfg.use_vae:
-    # The target p(z|D): deterministic (no dropout) and wrapped in stop_gradient, so autodiff
-    # prunes this whole branch from the backward pass.
-    _, mu_p, logvar_p = jax.lax.stop_gradient(model.encode_scatter(x, y, mask))
-    add("align", align_loss(mu, logvar, mu_p, logvar_p), weights.align)
+    # p(z|D) runs deterministically (no dropout). As the paper's target it is wrapped in
+    # stop_gradient, so autodiff prunes this whole branch from the backward pass.
+    _, mu_p, logvar_p = model.encode_scatter(x, y, mask)
+    if weights.align_direction == "q_to_p":
+      mu_p, logvar_p = jax.lax.stop_gradient((mu_p, logvar_p))
+    add("align", align_loss(mu, logvar, mu_p, logvar_p, weights.align_direction), weights.align)
   if weights.refine:
     z_r, _, _ = model.encode(batch["corrupted"], x, y, mask, rng=r_renc)
     ce, acc = refine_loss(model.decode_logits(z_r, tokens, rng=r_rdec), tokens[:, 1:])

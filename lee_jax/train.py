@@ -56,6 +56,10 @@ _USE_VAE = flags.DEFINE_bool(
 _ALIGN_SCALE = flags.DEFINE_float(
     "align_scale", 1.0, "Multiplies Table 7's align weight in every phase (1: the paper's). Our "
     "CPU-sized model collapsed under phase 2's weight of 2.0 (BUILD_NOTES 'Training runs').")
+_ALIGN_DIRECTION = flags.DEFINE_enum(
+    "align_direction", "q_to_p", ["q_to_p", "p_to_q"], "q_to_p: Eq. 8, KL(q || sg p) (the "
+    "paper's). p_to_q: KL(sg q || p), which trains the scatter-only encoding toward the "
+    "posterior instead (a deviation for small models; BUILD_NOTES 'Training runs').")
 
 
 def config_from_flags() -> tuple[TrainConfig, list[int]]:
@@ -86,7 +90,8 @@ def config_from_flags() -> tuple[TrainConfig, list[int]]:
       lr=_LR.value, min_lr=_MIN_LR.value, warmup=_WARMUP.value, weight_decay=_WEIGHT_DECAY.value,
       clip_norm=_CLIP.value, seed=_SEED.value, max_seconds=_MAX_SECONDS.value, resume=_RESUME.value,
       init=_INIT.value, init_from=_INIT_FROM.value, workers=_WORKERS.value, log_every=max(1, _LOG_EVERY.value),
-      save_every=max(1, _SAVE_EVERY.value), keep=max(1, _KEEP.value), align_scale=_ALIGN_SCALE.value)
+      save_every=max(1, _SAVE_EVERY.value), keep=max(1, _KEEP.value), align_scale=_ALIGN_SCALE.value,
+      align_direction=_ALIGN_DIRECTION.value)
   return cfg, phases
 
 

@@ -49,6 +49,7 @@ class TrainConfig:
   save_every: int = 1000
   keep: int = 3
   align_scale: float = 1.0  # times Table 7's lambda_align in every phase (1: the paper's)
+  align_direction: str = "q_to_p"  # configs.LossWeights.align_direction
 
 
 class TrainError(ValueError):
@@ -87,9 +88,10 @@ def _meta(cfg: TrainConfig, phase: int) -> dict:
 
 
 def phase_weights(cfg: TrainConfig, phase: int) -> configs.LossWeights:
-  """Table 7's weights for `phase`, with lambda_align scaled by cfg.align_scale."""
+  """Table 7's weights for `phase`, lambda_align scaled by cfg.align_scale, cfg's direction."""
   w = configs.PHASES[phase].weights
-  return dataclasses.replace(w, align=w.align * cfg.align_scale)
+  return dataclasses.replace(w, align=w.align * cfg.align_scale,
+                             align_direction=cfg.align_direction)
 
 
 def _expected(cfg: TrainConfig) -> dict:
@@ -186,7 +188,8 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
   step = start
   print(f"phase {phase} ({spec.name}): steps {start}->{steps}, batch {cfg.batch_size}, "
         f"{jax.device_count()} device(s), model {cfg.model}"
-        + (f", align weight {phase_weights(cfg, phase).align:g}" if cfg.align_scale != 1 else ""),
+        + (f", align weight {phase_weights(cfg, phase).align:g}" if cfg.align_scale != 1 else "")
+        + (f", align {cfg.align_direction}" if cfg.align_direction != "q_to_p" else ""),
         flush=True)
   while step < steps:
     batch = sharding.shard_batch(next(data_it), mesh)

@@ -1,5 +1,6 @@
 """Tests for lee_jax.losses: each term against NumPy, stop-gradients, and a short overfit."""
 
+import dataclasses
 import functools
 import time
 
@@ -77,6 +78,19 @@ def test_align_loss_matches_numpy_and_stops_gradient_into_p():
   np.testing.assert_array_equal(grads[3], 0.0)
 
 
+def test_align_loss_p_to_q_is_the_reverse_kl_with_gradient_only_into_p():
+  mq, lq, mp, lp = (_rand(s, 3, 4) for s in range(10, 14))
+  np.testing.assert_allclose(losses.align_loss(mq, lq, mp, lp, "p_to_q"),
+                             losses.gaussian_kl(mq, lq, mp, lp), rtol=1e-6)
+  grads = jax.grad(lambda *a: losses.align_loss(*a, direction="p_to_q"),
+                   argnums=(0, 1, 2, 3))(mq, lq, mp, lp)
+  np.testing.assert_array_equal(grads[0], 0.0)
+  np.testing.assert_array_equal(grads[1], 0.0)
+  assert np.any(grads[2] != 0) and np.any(grads[3] != 0)
+  with pytest.raises(ValueError, match="align direction"):
+    losses.align_loss(mq, lq, mp, lp, "both")
+
+
 @pytest.fixture(scope="module")
 def tiny_cfg():
   return configs.get_model_config("tiny", dtype="float32")
@@ -108,6 +122,20 @@ def test_scatter_only_branch_gets_no_gradient(tiny_cfg, batch):
   g_total, g_q = jax.jit(lambda p: (jax.grad(total)(p), jax.grad(q_only)(p)))(params)
   for a, b in zip(jax.tree.leaves(g_total), jax.tree.leaves(g_q)):
     np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+
+  # The p_to_q deviation: the same term's gradient is the p-branch-only one instead.
+  rev = dataclasses.replace(weights, align_direction="p_to_q")
+  total_rev = lambda p: losses.total_loss(nnx.merge(graphdef, p), batch, None, rev, tiny_cfg)[0]
+  _, mu_q, lv_q = lee.encode(batch["tokens"], x, y, pm)
+
+  def p_only(p):
+    _, mu, lv = nnx.merge(graphdef, p).encode_scatter(x, y, pm)
+    return losses.gaussian_kl(mu_q, lv_q, mu, lv)
+
+  g_rev, g_p = jax.jit(lambda p: (jax.grad(total_rev)(p), jax.grad(p_only)(p)))(params)
+  assert any(np.any(np.asarray(g) != 0) for g in jax.tree.leaves(g_p))
+  for a, b in zip(jax.tree.leaves(g_rev), jax.tree.leaves(g_p)):  # float32 sums of large KLs
+    np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-4)
 
 
 def test_total_loss_skips_zero_weight_terms(tiny_cfg, batch):
