@@ -113,6 +113,9 @@ class LossWeights:
   align_direction: str = "q_to_p"
 
 
+ALIGN_DIRECTIONS = ("q_to_p", "p_to_q")  # LossWeights.align_direction
+
+
 ALL_MODULES = ("encoder", "expr_decoder", "eval_decoder")  # LEE attribute names
 
 

@@ -62,9 +62,6 @@ def gaussian_kl(mu_q, logvar_q, mu_p, logvar_p) -> jax.Array:
   return kl.sum(axis=-1).mean()
 
 
-ALIGN_DIRECTIONS = ("q_to_p", "p_to_q")
-
-
 def align_loss(mu_q, logvar_q, mu_p, logvar_p, direction: str = "q_to_p") -> jax.Array:
   """L_align (Eq. 8) = KL(q(z|t,D) || sg[p(z|D)]); no gradient reaches (mu_p, logvar_p).
 
@@ -77,7 +74,8 @@ def align_loss(mu_q, logvar_q, mu_p, logvar_p, direction: str = "q_to_p") -> jax
     return gaussian_kl(mu_q, logvar_q, sg(mu_p), sg(logvar_p))
   if direction == "p_to_q":
     return gaussian_kl(sg(mu_q), sg(logvar_q), mu_p, logvar_p)
-  raise ValueError(f"align direction must be one of {ALIGN_DIRECTIONS}, got {direction!r}")
+  raise ValueError(f"align direction must be one of {configs.ALIGN_DIRECTIONS}, "
+                   f"got {direction!r}")
 
 
 def znorm_loss(z: jax.Array) -> jax.Array:

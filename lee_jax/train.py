@@ -57,7 +57,7 @@ _ALIGN_SCALE = flags.DEFINE_float(
     "align_scale", 1.0, "Multiplies Table 7's align weight in every phase (1: the paper's). Our "
     "CPU-sized model collapsed under phase 2's weight of 2.0 (BUILD_NOTES 'Training runs').")
 _ALIGN_DIRECTION = flags.DEFINE_enum(
-    "align_direction", "q_to_p", ["q_to_p", "p_to_q"], "q_to_p: Eq. 8, KL(q || sg p) (the "
+    "align_direction", "q_to_p", list(configs.ALIGN_DIRECTIONS), "q_to_p: Eq. 8, KL(q || sg p) (the "
     "paper's). p_to_q: KL(sg q || p), which trains the scatter-only encoding toward the "
     "posterior instead (a deviation for small models; BUILD_NOTES 'Training runs').")
 

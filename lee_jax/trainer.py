@@ -180,7 +180,8 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
     checkpoints.save(mngr, step, full_params(), opt_state, data_it, _meta(cfg, phase), force=force)
 
   # --- loop
-  step_fn = make_train_step(graphdef, tx, phase_weights(cfg, phase), cfg.model_cfg)
+  weights = phase_weights(cfg, phase)
+  step_fn = make_train_step(graphdef, tx, weights, cfg.model_cfg)
   log = metrics_log.MetricsLog(cfg.workdir)
   key = jax.random.key(cfg.seed * 100 + phase)
   last: dict = {}
@@ -188,7 +189,7 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
   step = start
   print(f"phase {phase} ({spec.name}): steps {start}->{steps}, batch {cfg.batch_size}, "
         f"{jax.device_count()} device(s), model {cfg.model}"
-        + (f", align weight {phase_weights(cfg, phase).align:g}" if cfg.align_scale != 1 else "")
+        + (f", align weight {weights.align:g}" if cfg.align_scale != 1 else "")
         + (f", align {cfg.align_direction}" if cfg.align_direction != "q_to_p" else ""),
         flush=True)
   while step < steps:
