@@ -109,7 +109,7 @@ class Job:
 
 
 def base_overrides() -> dict:
-  return runner.search_overrides("rounds", "iters", "n_init", "workers", "fitter")
+  return runner.search_overrides("rounds", "iters", "n_init", "workers", "simplify_helpers", "fitter")
 
 
 def setting_overrides(s: Setting, base: dict) -> dict:

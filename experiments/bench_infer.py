@@ -38,6 +38,7 @@ _ROUNDS = flags.DEFINE_integer("rounds", None, "Override the preset's rounds.")
 _ITERS = flags.DEFINE_integer("iters", None, "Override the preset's iterations.")
 _WORKERS = flags.DEFINE_integer("workers", None, "Override the preset's worker processes.")
 _FITTER = flags.DEFINE_enum("fitter", None, list(configs.FITTERS), "Override the preset's fitter.")
+_HELPERS = flags.DEFINE_integer("simplify_helpers", None, "Override the preset's SymPy helper processes.")
 _WARMUP = flags.DEFINE_bool("warmup", True, "Run one untimed short round first (compilation).")
 _SEED = flags.DEFINE_integer("seed", 0, "Split and search seed.")
 _JSON = flags.DEFINE_string("json", None, "Also write the rows as JSON here.")
@@ -55,10 +56,12 @@ def main(argv):
     eng, bundle = engine_lib.load(_CHECKPOINT.value)
     source = _CHECKPOINT.value or "shipped checkpoint"
   cfg = configs.get_search_config(_PRESET.value, rounds=_ROUNDS.value, iterations=_ITERS.value,
-                                  workers=_WORKERS.value, fitter=_FITTER.value)
+                                  workers=_WORKERS.value, fitter=_FITTER.value,
+                                  simplify_helpers=_HELPERS.value)
   names = _DATASETS.value or [d.name for d in datasets.list_datasets() if d.group == _GROUP.value]
   print(f"model: {source}; preset {_PRESET.value} ({cfg.rounds} rounds x {cfg.iterations} "
-        f"iterations, {cfg.workers} worker(s), {cfg.fitter} fitter), mode {_MODE.value}", flush=True)
+        f"iterations, {cfg.workers} worker(s), {cfg.simplify_helpers} SymPy helper(s), "
+        f"{cfg.fitter} fitter), mode {_MODE.value}", flush=True)
   if _WARMUP.value:
     ds = datasets.load_dataset(names[0])
     p = datasets.split(ds.X, ds.y, seed=_SEED.value)

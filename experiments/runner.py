@@ -38,6 +38,7 @@ def define_search_flags(datasets_help: str, mode: bool = True, sweep: bool = Fal
   flags.DEFINE_integer("rounds", None, "Override the preset's rounds.")
   flags.DEFINE_integer("iters", None, "Override the preset's iterations.")
   flags.DEFINE_integer("workers", None, "Override the preset's worker processes.")
+  flags.DEFINE_integer("simplify_helpers", None, "Override the preset's SymPy helper processes.")
   flags.DEFINE_string("checkpoint", None, "Trained model (default: the shipped one).")
   flags.DEFINE_enum("random_model", None, list(configs.MODELS),
                     "An untrained model of this size (smoke tests and timing only).")
@@ -69,7 +70,7 @@ class Setup:
 def setup_from_flags() -> Setup:
   f = flags.FLAGS
   cfg = configs.get_search_config(f.preset, rounds=f.rounds, iterations=f.iters,
-                                  workers=f.workers)
+                                  workers=f.workers, simplify_helpers=f.simplify_helpers)
   return Setup(*load_engine(f.checkpoint, f.random_model), cfg, f.mode, f.seed)
 
 

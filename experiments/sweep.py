@@ -106,10 +106,10 @@ class Sweep:
     return configs.get_search_config(self.preset, **dict(self.overrides))
 
   def changed(self) -> dict:
-    """The search fields that differ from the preset (workers only changes speed)."""
+    """The search fields that differ from the preset, except those that only change speed."""
     base = dataclasses.asdict(configs.PRESETS[self.preset])
     cfg = dataclasses.asdict(self.search_config())
-    return {k: v for k, v in cfg.items() if v != base[k] and k != "workers"}
+    return {k: v for k, v in cfg.items() if v != base[k] and k not in configs.SPEED_ONLY}
 
   def settings(self, model: str | None) -> dict:
     """What every cell of a folder must share."""
@@ -185,6 +185,7 @@ def check_settings(path: pathlib.Path, settings: dict) -> None:
 def run_peer(method: str, p: datasets.Split, seed: int) -> dict:
   """A peer on SRBench's training part (train + validation: peers have no use for our
   validation fold), scored like LEE: R2 on each fold, LEE's simplified node count."""
+  from lee_jax import complexity
   from lee_jax import expr as E
 
   X = np.concatenate([p.X_train, p.X_val])
@@ -194,8 +195,8 @@ def run_peer(method: str, p: datasets.Split, seed: int) -> dict:
   f = E.numpy_function(model, names)
   return {"found": True, "expression": str(model), "wall_time_s": round(seconds, 3),
           "r2_train": score.r2(y, f(X)), "r2_test": score.r2(p.y_test, f(p.X_test)),
-          "complexity": E.node_count(E.simplify(model)),
-          "complexity_raw": E.node_count(model)}
+          "complexity": complexity.node_count(complexity.simplify(model)),
+          "complexity_raw": complexity.node_count(model)}
 
 
 def run_cell(sweep: Sweep, model: Model | None, cfg: configs.SearchConfig, cell: Cell) -> dict:

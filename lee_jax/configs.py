@@ -142,6 +142,9 @@ PHASES: dict[int, PhaseConfig] = {
 }
 
 
+# SearchConfig fields that change how fast a search runs, never what it finds.
+SPEED_ONLY = ("workers", "simplify_helpers")
+
 MODES = ("combined", "iterative", "gradient", "oneshot", "cmaes")
 FITTERS = ("scipy", "jax")
 
@@ -181,6 +184,9 @@ class SearchConfig:
   baselines: bool = True  # seed each pool with c, c*x_i + c (so a round always has an answer)
   probe_points: int = 16384  # pole guard: points between training rows (score.bounded); 0 = off
   workers: int = 1  # rounds run concurrently in this many processes (1: in-process)
+  # SymPy simplification (most of a CPU search) spread over this many helper processes
+  # besides the round's own; 0 = in-process. The complexities are the same either way.
+  simplify_helpers: int = 0
 
   def __post_init__(self):
     for name in ("rounds", "iterations", "pool_size", "n_init", "n_new", "parents",
@@ -188,7 +194,8 @@ class SearchConfig:
                  "cmaes_popsize", "workers"):
       if getattr(self, name) < 1:
         raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-    for name in ("n_refresh", "n_grad", "lbfgs_first", "lbfgs_last", "probe_points"):
+    for name in ("n_refresh", "n_grad", "lbfgs_first", "lbfgs_last", "probe_points",
+                 "simplify_helpers"):
       if getattr(self, name) < 0:
         raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
     if self.fitter not in FITTERS:
@@ -216,7 +223,7 @@ PRESETS: dict[str, SearchConfig] = {
     "paper": SearchConfig(workers=8),
     # A 2-core CPU in about a minute: 2 rounds of 50 iterations, lighter constant fits.
     "fast": SearchConfig(rounds=2, iterations=50, lbfgs_first=50, lbfgs_last=100,
-                         fit_rows=500, score_rows=1000),
+                         fit_rows=500, score_rows=1000, simplify_helpers=1),
 }
 
 

@@ -17,6 +17,7 @@ import numpy as np
 import optax
 from flax import nnx
 
+from lee_jax import compile_cache
 from lee_jax import configs
 from lee_jax import decode
 from lee_jax import evaluate
@@ -158,6 +159,7 @@ def from_bundle(bundle: dict[str, Any]) -> model_lib.LEE:
 
 def untrained(name: str) -> tuple[Engine, dict]:
   """(Engine, bundle) of a randomly initialised model of a preset size (timing, smoke tests)."""
+  compile_cache.enable()
   model = model_lib.LEE(configs.get_model_config(name), rngs=nnx.Rngs(0))
   return Engine(model), to_bundle(model)
 
@@ -177,6 +179,7 @@ def load(checkpoint: str | None = None, constrain: bool = True) -> tuple[Engine,
   from lee_jax import checkpoints  # deferred: orbax is slow to import
   from lee_jax import weights
 
+  compile_cache.enable()
   path = str(checkpoints.shipped_dir() if checkpoint is None else checkpoint)
   if (path, constrain) not in _LOADED:
     if checkpoint is None and not checkpoints.shipped_available():

@@ -1,4 +1,4 @@
-"""Expression trees and their forms: prefix tokens <-> token ids <-> SymPy; complexity.
+"""Expression trees and their forms: prefix tokens <-> token ids <-> SymPy.
 
 An expression is a `Node` tree. Its prefix form lists operator names, variables `x0..x9`,
 `C` (free constant) and 9-token constants (vocab.encode_constant). Decoded token sequences
@@ -9,11 +9,7 @@ so callers in the search can count failures instead of crashing.
 from __future__ import annotations
 
 import dataclasses
-import functools
-import gc
 import math
-import signal
-import threading
 from typing import Callable, Sequence
 
 import numpy as np
@@ -303,111 +299,3 @@ def numpy_function(expr: sympy.Expr, names: Sequence[str]) -> Callable[[np.ndarr
     return np.where(np.isfinite(out), out, np.nan)
 
   return f
-
-
-# --- complexity ----------------------------------------------------------------------------
-
-SIMPLIFY_SECONDS = 2.0
-
-
-class _Timeout(Exception):
-  pass
-
-
-_guard = {"active": False}
-
-
-def _in_gc_callback(frame) -> bool:
-  codes = {getattr(cb, "__code__", None) for cb in gc.callbacks}
-  while frame is not None:
-    if frame.f_code in codes:
-      return True
-    frame = frame.f_back
-  return False
-
-
-def _alarm(signum, frame):
-  # Raising inside a gc callback would be swallowed (and printed); the repeating timer
-  # fires again 50 ms later, outside it.
-  if _guard["active"] and not _in_gc_callback(frame):
-    raise _Timeout
-
-
-def simplify(expr: sympy.Expr, seconds: float = SIMPLIFY_SECONDS) -> sympy.Expr:
-  """sympy.simplify with a wall-clock guard (main thread only); the input if it runs over.
-
-  Random decoder output can make SymPy's simplify run for minutes; a search calls this
-  thousands of times, so an over-long simplification counts the unsimplified form instead.
-  The timer repeats every 50 ms after the deadline: an exception raised from a signal
-  handler is swallowed when it lands inside a garbage-collection callback (JAX installs
-  one), and a one-shot alarm would then never stop SymPy.
-  """
-  if threading.current_thread() is not threading.main_thread():
-    return sympy.simplify(expr)
-  old = signal.signal(signal.SIGALRM, _alarm)
-  _guard["active"] = True
-  signal.setitimer(signal.ITIMER_REAL, seconds, 0.05)
-  try:
-    return sympy.simplify(expr)
-  except _Timeout:
-    return expr
-  except (TypeError, ValueError, ZeroDivisionError, RecursionError, MemoryError):
-    return expr  # SymPy gives up on some decoder output in these ways too
-  finally:
-    _guard["active"] = False
-    signal.setitimer(signal.ITIMER_REAL, 0)
-    signal.signal(signal.SIGALRM, old)
-
-
-def node_count(expr: sympy.Expr) -> int:
-  """SRBench's complexity: the number of nodes in sympy.preorder_traversal."""
-  return sum(1 for _ in sympy.preorder_traversal(expr))
-
-
-@functools.lru_cache(maxsize=65536)
-def _complexity_of_prefix(prefix: tuple[str, ...]) -> int:
-  tree = from_prefix(prefix)
-  try:
-    expr = to_sympy(tree)
-  except (RecursionError, MemoryError, OverflowError, ValueError, TypeError):
-    return len(tree)  # SymPy cannot even build it: count the tree's own nodes
-  try:
-    return node_count(simplify(expr))
-  except (_Timeout, RecursionError, MemoryError):
-    # _Timeout: the deadline landed between simplify's return and its clean-up.
-    return node_count(expr)
-
-
-# Stand-ins for fitted constants (see `constant_pattern`): far from integers and simple
-# fractions, and no sum or product of a few of them lands on one.
-_GENERIC = tuple(1.0 + math.sqrt(2.0 + i) / 7.0 for i in range(64))
-
-
-def constant_pattern(node: Node) -> Node:
-  """The tree with each fitted constant replaced by a stand-in of the same sign.
-
-  What SymPy's simplification does with a float constant does not depend on its value,
-  except for integers (which can cancel), the sign, and constants that are equal to one
-  another. Those are kept; every other value becomes a fixed stand-in, equal magnitudes
-  sharing one. Two candidates that differ only in their fitted values then share one
-  simplification: in a search most candidates are a refit of a skeleton already seen.
-  """
-  values = [vocab.round_constant(v) for v in constants(node)]  # as the prefix tokens hold them
-  slots: dict[float, float] = {}
-  out = []
-  for v in values:
-    if float(v).is_integer() and abs(v) < 1e15:
-      out.append(v)
-    else:
-      g = slots.setdefault(abs(v), _GENERIC[len(slots) % len(_GENERIC)])
-      out.append(math.copysign(g, v))
-  return with_constants(node, out)
-
-
-def complexity(node: Node, exact: bool = False) -> int:
-  """C(e): node count of the SymPy-simplified expression (cached by prefix tokens).
-
-  By default it is computed on `constant_pattern(node)`; exact=True simplifies the node's
-  own constants (the reference the pattern path is tested against).
-  """
-  return _complexity_of_prefix(tuple(to_prefix(node if exact else constant_pattern(node))))

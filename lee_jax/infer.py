@@ -41,6 +41,9 @@ _MODE = flags.DEFINE_enum("mode", "combined", list(configs.MODES), "Refinement m
 _ROUNDS = flags.DEFINE_integer("rounds", None, "Rounds per trial (default: the preset's).")
 _ITERS = flags.DEFINE_integer("iters", None, "Iterations per round (default: the preset's).")
 _WORKERS = flags.DEFINE_integer("workers", None, "Processes running rounds concurrently (default: the preset's).")
+_HELPERS = flags.DEFINE_integer("simplify_helpers", None,
+                                "Helper processes for SymPy simplification, besides the search's own "
+                                "(default: the preset's; 0 = in-process).")
 _FITTER = flags.DEFINE_enum("fitter", None, list(configs.FITTERS),
                             "Constant fitter: scipy (L-BFGS-B per candidate) or jax (batched "
                             "Levenberg-Marquardt on the device) (default: the preset's).")
@@ -64,7 +67,8 @@ def load_input() -> datasets.Dataset:
 def search_config() -> configs.SearchConfig:
   try:
     return configs.get_search_config(_PRESET.value, rounds=_ROUNDS.value, iterations=_ITERS.value,
-                                     workers=_WORKERS.value, fitter=_FITTER.value)
+                                     workers=_WORKERS.value, fitter=_FITTER.value,
+                                     simplify_helpers=_HELPERS.value)
   except ValueError as e:
     raise datasets.DataError(str(e)) from None
 

@@ -64,12 +64,24 @@ class Pool:
   def full(self) -> bool:
     return len(self.entries) >= self.size
 
-  def worst_score(self) -> float:
-    return self.entries[-1].score if self.entries else -np.inf
+  def could_enter(self, r2_train: float, alpha: float) -> bool:
+    """False when a candidate with this train R2 cannot enter at any complexity.
 
-  def could_enter(self, best_possible_score: float) -> bool:
-    """False when a candidate scoring at most this cannot get into the pool."""
-    return not self.full() or best_possible_score > self.worst_score()
+    Its best score in bucket b comes at the bucket's least complexity. `merge` keeps it only
+    if fewer than per_bucket entries of its bucket, and fewer than `size` in all, outscore
+    it; entries that do stay ahead of it whatever else merges with it. So the search can
+    skip SymPy for a candidate that fails this in every bucket and the pool comes out the
+    same. (Comparing with the pool's worst score alone charges every candidate C = 1, which
+    only the bucket of the shortest formulas allows.)
+    """
+    r2 = float(np.clip(r2_train, -1.0, 1.0))
+    scores = np.array([c.score for c in self.entries])
+    buckets = np.array([bucket(c.complexity) for c in self.entries], dtype=int)
+    for b, least in enumerate((1,) + BUCKET_EDGES):
+      ahead = scores > r2 - alpha * least
+      if ahead.sum() < self.size and (ahead & (buckets == b)).sum() < self.per_bucket:
+        return True
+    return False
 
   def merge(self, candidates: list[Candidate]) -> int:
     """Add candidates, keep the best per bucket and overall; returns how many entered."""

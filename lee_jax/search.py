@@ -27,6 +27,7 @@ from typing import Callable
 import jax
 import numpy as np
 
+from lee_jax import complexity
 from lee_jax import configs
 from lee_jax import engine as engine_lib
 from lee_jax import expr as E
@@ -215,23 +216,26 @@ class Round:
       consts = np.stack([r[3] for r in rows])
       r2_train = score.batched_r2(ids, consts, self.train_rows)
       r2_val = score.batched_r2(ids, consts, self.val_rows)
+    entering = []  # could enter the pool: their complexity matters
     for (key, node, cids, cconsts), rt, rv in zip(rows, r2_train, r2_val):
       if not np.isfinite(rt):
         self.failures["nonfinite"] += 1
         self.seen[key] = None
-        continue
-      if self.pool.could_enter(score.search_score(rt, 1, self.cfg.alpha)):
-        if self.probe is not None and not score.bounded(node, self.probe, *self.fit_rows):
-          self.failures["unbounded"] += 1  # a pole between the training points
-          self.seen[key] = None
-          continue
-        with self.timer("simplify"):
-          c = E.complexity(node)
-      else:  # cannot enter the pool whatever its complexity: skip SymPy
-        c = len(node)
-      self.seen[key] = pool_lib.Candidate(
-          node, cids, cconsts, float(rt), float(rv), int(c),
-          score.search_score(rt, c, self.cfg.alpha), origin, iteration)
+      elif not self.pool.could_enter(rt, self.cfg.alpha):  # whatever its complexity: skip SymPy
+        self._keep(key, node, cids, cconsts, rt, rv, len(node), origin, iteration)
+      elif self.probe is not None and not score.bounded(node, self.probe, *self.fit_rows):
+        self.failures["unbounded"] += 1  # a pole between the training points
+        self.seen[key] = None
+      else:
+        entering.append((key, node, cids, cconsts, rt, rv))
+    with self.timer("simplify"):
+      counts = complexity.complexities([e[1] for e in entering], self.cfg.simplify_helpers)
+    for e, c in zip(entering, counts):
+      self._keep(*e, c, origin, iteration)
+
+  def _keep(self, key, node, cids, cconsts, rt, rv, c, origin, iteration) -> None:
+    self.seen[key] = pool_lib.Candidate(node, cids, cconsts, float(rt), float(rv), int(c),
+                                        score.search_score(rt, c, self.cfg.alpha), origin, iteration)
 
   def add(self, ids: np.ndarray, origin: str, iteration: int) -> list[pool_lib.Candidate | None]:
     out = self.evaluate(ids, origin, iteration)

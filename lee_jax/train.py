@@ -21,6 +21,7 @@ import jax
 
 from lee_jax import checkpoints
 from lee_jax import cli
+from lee_jax import compile_cache
 from lee_jax import configs
 from lee_jax import sharding
 from lee_jax.trainer import TrainConfig, TrainError, train_phase
@@ -99,6 +100,7 @@ def main(argv):
   del argv
   logging.set_verbosity(logging.WARNING)  # Orbax narrates every save at INFO
   sharding.initialize_distributed()
+  compile_cache.enable()
   cfg, phases = config_from_flags()
   deadline = time.time() + cfg.max_seconds if cfg.max_seconds > 0 else None
   for phase in phases:

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import sympy
 
+from lee_jax import complexity
 from lee_jax import configs
 from lee_jax import engine as engine_lib
 from lee_jax import evaluate
@@ -114,7 +115,7 @@ def pareto_front(rounds: list[search.RoundResult]) -> list[pool_lib.Candidate]:
 
 def sympy_of(node: E.Node, names) -> sympy.Expr:
   """The simplified SymPy form with constants at 4 significant figures, over column names."""
-  expr = E.simplify(E.to_sympy(node, names))
+  expr = complexity.simplify(E.to_sympy(node, names))
   return expr.xreplace({f: sympy.Float(f, 4) for f in expr.atoms(sympy.Float)})
 
 

@@ -1,6 +1,11 @@
 """Test-wide setup: 2 simulated CPU devices, fast CPU compiles, absl flags parsed."""
 
-import jax
+import os
+
+# Tests leave the user's compilation cache alone (test_compile_cache turns it on in a subprocess).
+os.environ["LEE_JAX_COMPILATION_CACHE"] = "off"
+
+import jax  # noqa: E402
 
 jax.config.update("jax_num_cpu_devices", 2)  # sharding code runs as on a 2-GPU box
 jax.config.update("jax_numpy_rank_promotion", "raise")

@@ -35,7 +35,38 @@ def test_pool_size_limit_duplicates_and_nonfinite_scores():
   pool.merge([cand(3, 0.8, 6), cand(4, 0.7, 12), cand(5, 0.6, 30), cand(6, 0.95, 1)])
   assert len(pool) == 4 and pool.full()
   assert pool.champion().score == 0.95
-  assert not pool.could_enter(0.5) and pool.could_enter(0.65)
+  assert not pool.could_enter(0.5, 0.0) and pool.could_enter(0.65, 0.0)
+
+
+def test_could_enter_is_false_only_when_no_complexity_gets_the_candidate_in():
+  rng = np.random.default_rng(0)
+  alpha, skipped = 0.02, 0
+  for case in range(300):
+    pool = P.Pool(int(rng.choice([4, 8, 16])))
+    pool.merge([cand(i, float(rng.uniform(0, 1)), int(rng.integers(1, 30)))
+                for i in range(int(rng.integers(0, 40)))])
+    r2 = float(rng.uniform(-0.2, 1.1))
+    entered = []
+    for c in range(1, 40):
+      trial = P.Pool(pool.size)
+      trial.entries = list(pool.entries)
+      new = cand(1000, float(np.clip(r2, -1, 1)) - alpha * c, c)
+      entered.append(trial.merge([new]) == 1)
+    if not pool.could_enter(r2, alpha):
+      skipped += 1
+      assert not any(entered), case
+  assert skipped > 50  # the check is not vacuous
+
+
+def test_could_enter_charges_each_bucket_its_least_complexity():
+  pool = P.Pool(16)
+  scores = [0.95, 0.94, 0.93, 0.92, 0.91, 0.9, 0.89, 0.88, 0.87, 0.86, 0.85, 0.84, 0.8, 0.79, 0.78, 0.77]
+  pool.merge([cand(i, s, [1, 7, 15, 25][i // 4]) for i, s in enumerate(scores)])
+  assert pool.full() and pool.entries[-1].score == 0.77
+  # At C = 1 R2 0.79 would beat the pool's worst (0.77), but only bucket 0 allows C = 1 and
+  # its four are better; at C >= 20, the last bucket's floor, it scores 0.75.
+  assert not pool.could_enter(0.79, 0.002)
+  assert pool.could_enter(0.815, 0.002)  # 0.815 - 20 * 0.002 = 0.775 beats 0.77 there
 
 
 def test_rank_weights_are_one_over_rank_plus_one():

@@ -1,0 +1,296 @@
+"""Complexity C(e): the node count of the SymPy-simplified expression (SRBench's rule).
+
+SymPy's simplify is most of a search's host time on a CPU, so it is guarded by a wall-clock
+limit, cached by constant pattern (a refit of a skeleton already seen costs nothing), and a
+batch of candidates can be simplified in helper processes while this one takes its share.
+"""
+
+from __future__ import annotations
+
+import atexit
+import collections
+import gc
+import math
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+from typing import Sequence
+
+import sympy
+
+from lee_jax import expr as E
+from lee_jax import vocab
+
+SIMPLIFY_SECONDS = 2.0
+CACHE_SIZE = 65536
+
+
+# --- the guarded simplification --------------------------------------------------------------
+
+class _Timeout(Exception):
+  pass
+
+
+_guard = {"active": False}
+
+
+def _in_gc_callback(frame) -> bool:
+  codes = {getattr(cb, "__code__", None) for cb in gc.callbacks}
+  while frame is not None:
+    if frame.f_code in codes:
+      return True
+    frame = frame.f_back
+  return False
+
+
+def _alarm(signum, frame):
+  # Raising inside a gc callback would be swallowed (and printed); the repeating timer
+  # fires again 50 ms later, outside it.
+  if _guard["active"] and not _in_gc_callback(frame):
+    raise _Timeout
+
+
+def simplify(expr: sympy.Expr, seconds: float = SIMPLIFY_SECONDS) -> sympy.Expr:
+  """sympy.simplify with a wall-clock guard (main thread only); the input if it runs over.
+
+  Random decoder output can make SymPy's simplify run for minutes; a search calls this
+  thousands of times, so an over-long simplification counts the unsimplified form instead.
+  The timer repeats every 50 ms after the deadline: an exception raised from a signal
+  handler is swallowed when it lands inside a garbage-collection callback (JAX installs
+  one), and a one-shot alarm would then never stop SymPy.
+  """
+  if threading.current_thread() is not threading.main_thread():
+    return sympy.simplify(expr)
+  old = signal.signal(signal.SIGALRM, _alarm)
+  _guard["active"] = True
+  signal.setitimer(signal.ITIMER_REAL, seconds, 0.05)
+  try:
+    return sympy.simplify(expr)
+  except _Timeout:
+    return expr
+  except (TypeError, ValueError, ZeroDivisionError, RecursionError, MemoryError):
+    return expr  # SymPy gives up on some decoder output in these ways too
+  finally:
+    _guard["active"] = False
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    signal.signal(signal.SIGALRM, old)
+
+
+def node_count(expr: sympy.Expr) -> int:
+  """SRBench's complexity: the number of nodes in sympy.preorder_traversal."""
+  return sum(1 for _ in sympy.preorder_traversal(expr))
+
+
+def count_simplified(prefix: tuple[str, ...]) -> int:
+  """C of a prefix token tuple, uncached (what helper processes run)."""
+  tree = E.from_prefix(prefix)
+  try:
+    expr = E.to_sympy(tree)
+  except (RecursionError, MemoryError, OverflowError, ValueError, TypeError):
+    return len(tree)  # SymPy cannot even build it: count the tree's own nodes
+  try:
+    return node_count(simplify(expr))
+  except (_Timeout, RecursionError, MemoryError):
+    # _Timeout: the deadline landed between simplify's return and its clean-up.
+    return node_count(expr)
+
+
+# --- constant patterns -----------------------------------------------------------------------
+
+# Stand-ins for fitted constants (see `constant_pattern`): far from integers and simple
+# fractions, and no sum or product of a few of them lands on one.
+_GENERIC = tuple(1.0 + math.sqrt(2.0 + i) / 7.0 for i in range(64))
+
+
+def constant_pattern(node: E.Node) -> E.Node:
+  """The tree with each fitted constant replaced by a stand-in of the same sign.
+
+  What SymPy's simplification does with a float constant does not depend on its value,
+  except for integers (which can cancel), the sign, and constants that are equal to one
+  another. Those are kept; every other value becomes a fixed stand-in, equal magnitudes
+  sharing one. Two candidates that differ only in their fitted values then share one
+  simplification: in a search most candidates are a refit of a skeleton already seen.
+  """
+  values = [vocab.round_constant(v) for v in E.constants(node)]  # as the prefix tokens hold them
+  slots: dict[float, float] = {}
+  out = []
+  for v in values:
+    if float(v).is_integer() and abs(v) < 1e15:
+      out.append(v)
+    else:
+      g = slots.setdefault(abs(v), _GENERIC[len(slots) % len(_GENERIC)])
+      out.append(math.copysign(g, v))
+  return E.with_constants(node, out)
+
+
+# --- the cache and the helper processes ------------------------------------------------------
+
+class Cache:
+  """Prefix -> C, least recently used out first. (functools.lru_cache cannot say what it
+  holds, and the batched path must know which prefixes still need SymPy.)"""
+
+  def __init__(self, size: int):
+    self.size = size
+    self.data: collections.OrderedDict[tuple[str, ...], int] = collections.OrderedDict()
+    self.hits = 0
+    self.misses = 0
+
+  def get(self, key: tuple[str, ...]) -> int | None:
+    value = self.data.get(key)
+    if value is not None:
+      self.data.move_to_end(key)
+    return value
+
+  def put(self, key: tuple[str, ...], value: int) -> None:
+    self.data[key] = value
+    self.data.move_to_end(key)
+    while len(self.data) > self.size:
+      self.data.popitem(last=False)
+
+
+cache = Cache(CACHE_SIZE)
+
+
+class _Helper:
+  """A `python -m lee_jax.complexity` process: a prefix per line in, its C per line out.
+
+  A plain subprocess rather than a multiprocessing pool: a spawned pool worker first
+  re-imports the parent's main module (4 s of JAX and Flax for `lee_jax.infer`), while
+  this imports SymPy only (~0.8 s); and it ends on its own when its stdin closes.
+  """
+
+  def __init__(self):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # this lee_jax
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [root] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    # Its own session: Ctrl-C in the terminal stops the search, which closes the helper.
+    self.proc = subprocess.Popen([sys.executable, "-m", "lee_jax.complexity"], env=env,
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 stderr=subprocess.DEVNULL, start_new_session=True)
+    self.sent: collections.deque[int] = collections.deque()  # indices in flight, in order
+    self.buffer = b""
+
+  def fileno(self) -> int:
+    return self.proc.stdout.fileno()
+
+  def send(self, index: int, prefix: tuple[str, ...]) -> None:
+    self.proc.stdin.write((" ".join(prefix) + "\n").encode())
+    self.proc.stdin.flush()
+    self.sent.append(index)
+
+  def receive(self) -> list[tuple[int, int]]:
+    """(index, C) of the answers that have arrived; raises EOFError if the helper is gone."""
+    data = os.read(self.fileno(), 1 << 16)
+    if not data:
+      raise EOFError
+    *lines, self.buffer = (self.buffer + data).split(b"\n")
+    counts = [int(line) for line in lines]
+    return [(self.sent.popleft(), c) for c in counts]
+
+  def close(self) -> None:
+    try:
+      self.proc.stdin.close()
+      self.proc.wait(timeout=5)
+    except (OSError, subprocess.TimeoutExpired):
+      self.proc.kill()
+      self.proc.wait()
+    self.proc.stdout.close()
+
+
+_helpers: list[_Helper] = []
+HELPER_PATIENCE = 60.0  # seconds without an answer before a busy helper is given up
+
+
+def shutdown_helpers() -> None:
+  while _helpers:
+    _helpers.pop().close()
+
+
+atexit.register(shutdown_helpers)
+
+
+def _count_all(prefixes: list[tuple[str, ...]], helpers: int) -> list[int]:
+  if helpers <= 0 or len(prefixes) < 2:
+    return [count_simplified(p) for p in prefixes]
+  try:
+    while len(_helpers) < helpers:
+      _helpers.append(_Helper())
+  except OSError:  # cannot start a process here: do it all in this one
+    return [count_simplified(p) for p in prefixes]
+  live = list(_helpers[:helpers])
+  # Helpers take prefixes from the front, two each in flight so none waits for the next;
+  # this process takes them from the back.
+  out: dict[int, int] = {}
+  todo = collections.deque(range(len(prefixes)))
+
+  def drop(h: _Helper) -> None:  # dead or stuck: its work comes back here
+    todo.extend(h.sent)
+    live.remove(h)
+    _helpers.remove(h)
+    h.proc.kill()
+    h.close()
+
+  try:
+    while todo or any(h.sent for h in live):
+      for h in list(live):
+        try:
+          while todo and len(h.sent) < 2:
+            h.send(todo[0], prefixes[todo[0]])
+            todo.popleft()
+        except OSError:
+          drop(h)
+      if todo:
+        i = todo.pop()
+        out[i] = count_simplified(prefixes[i])
+      busy = [h for h in live if h.sent]
+      if not busy:
+        continue
+      ready, _, _ = select.select(busy, [], [], 0 if todo else HELPER_PATIENCE)
+      if not ready and not todo:  # no answer for HELPER_PATIENCE seconds: stuck
+        for h in busy:
+          drop(h)
+      for h in ready:
+        try:
+          out.update(h.receive())
+        except (EOFError, OSError, ValueError, IndexError):
+          drop(h)
+  finally:
+    for h in [h for h in live if h.sent]:  # interrupted: late answers must not reach the next call
+      drop(h)
+  return [out[i] for i in range(len(prefixes))]
+
+
+def complexities(nodes: Sequence[E.Node], helpers: int = 0, exact: bool = False) -> list[int]:
+  """C(e) of each node: the node count of SymPy's simplification of it (cached).
+
+  By default it is computed on `constant_pattern(node)`; exact=True simplifies the node's
+  own constants (the reference the pattern path is tested against). helpers > 0 spreads the
+  uncached ones over that many helper processes plus this one; the counts are the same.
+  """
+  prefixes = [tuple(E.to_prefix(n if exact else constant_pattern(n))) for n in nodes]
+  todo = [p for p in dict.fromkeys(prefixes) if cache.get(p) is None]
+  cache.hits += len(prefixes) - len(todo)
+  cache.misses += len(todo)
+  counts = dict(zip(todo, _count_all(todo, helpers)))
+  for p, c in counts.items():
+    cache.put(p, c)
+  return [counts[p] if p in counts else cache.get(p) for p in prefixes]
+
+
+def complexity(node: E.Node, exact: bool = False) -> int:
+  """C(e) of one node (see `complexities`)."""
+  return complexities([node], exact=exact)[0]
+
+
+def _serve() -> None:
+  """A helper's loop: reads prefixes (space-separated tokens) and answers their C."""
+  for line in sys.stdin.buffer:
+    sys.stdout.write(f"{count_simplified(tuple(line.decode().split()))}\n")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+  _serve()

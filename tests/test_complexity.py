@@ -1,0 +1,135 @@
+import numpy as np
+import pytest
+
+from lee_jax import complexity as C
+from lee_jax import expr as E
+from lee_jax import grammar
+
+
+@pytest.fixture
+def empty_cache():
+  C.cache.data.clear()
+  yield C.cache
+  C.shutdown_helpers()
+
+
+def test_complexity_counts_simplified_nodes_and_caches():
+  # x0 + x0 simplifies to 2*x0: Mul(2, x0) = 3 nodes.
+  assert C.complexity(E.from_prefix("add x0 x0".split())) == 3
+  # sin(x0)**2 + cos(x0)**2 -> 1
+  t = E.from_prefix("add sq sin x0 sq cos x0".split())
+  assert C.complexity(t) == 1
+  before = C.cache.hits
+  C.complexity(t)
+  assert C.cache.hits == before + 1
+
+
+def test_cache_drops_the_least_recently_used():
+  cache = C.Cache(2)
+  cache.put(("a",), 1)
+  cache.put(("b",), 2)
+  assert cache.get(("a",)) == 1  # now b is the oldest
+  cache.put(("c",), 3)
+  assert cache.get(("b",)) is None and cache.get(("a",)) == 1 and cache.get(("c",)) == 3
+
+
+def test_constant_pattern_keeps_what_simplification_sees():
+  t = E.from_prefix("add add mul + 2 . 5 0 e + 0 0 x0 mul - 2 . 5 0 e + 0 0 x1 "
+                    "add + 3 . 0 0 e + 0 0 mul + 7 . 1 0 e - 0 1 x0".split())
+  got = E.constants(C.constant_pattern(t))
+  assert got[0] == -got[1] and got[0] != 2.5  # equal magnitudes share a stand-in, sign kept
+  assert got[2] == 3.0  # integers stay
+  assert abs(got[3]) not in (abs(got[0]), 0.71)
+  # c*x0 - c*x0 still cancels; a refit of the same skeleton shares the cached simplification.
+  assert C.complexity(E.from_prefix("sub mul + 1 . 2 3 e + 0 0 x0 mul + 1 . 2 3 e + 0 0 x0".split())) == 1
+  assert C.complexity(t) == C.complexity(t, exact=True)
+  refit = E.with_constants(t, [4.5, -4.5, 3.0, 0.123])
+  before = C.cache.hits
+  assert C.complexity(refit) == C.complexity(t)
+  assert C.cache.hits == before + 2
+
+
+def test_constant_pattern_complexity_equals_the_exact_one_on_grammar_samples():
+  rng = np.random.default_rng(1)
+  trees = [grammar.sample(rng, n_vars=int(rng.integers(1, 3)))[0] for _ in range(40)]
+  assert [C.complexity(t) for t in trees] == [C.complexity(t, exact=True) for t in trees]
+
+
+def test_helper_processes_give_the_in_process_counts(empty_cache, monkeypatch):
+  rng = np.random.default_rng(7)
+  trees = [grammar.sample(rng, n_vars=2)[0] for _ in range(24)]
+  trees += trees[:3]  # repeats inside one call are simplified once
+  reference = [C.count_simplified(tuple(E.to_prefix(C.constant_pattern(t)))) for t in trees]
+  here = []
+  monkeypatch.setattr(C, "count_simplified", lambda p: here.append(p) or reference_of[p])
+  reference_of = {tuple(E.to_prefix(C.constant_pattern(t))): c for t, c in zip(trees, reference)}
+  misses = C.cache.misses
+  assert C.complexities(trees, helpers=1) == reference
+  assert 0 < len(here) < len(reference_of)  # both this process and the helper did some
+  assert C.cache.misses - misses == len({tuple(E.to_prefix(C.constant_pattern(t))) for t in trees})
+  C.cache.data.clear()
+  monkeypatch.undo()
+  assert C.complexities(trees, helpers=2) == reference
+
+
+def test_a_dead_helper_falls_back_to_this_process(empty_cache):
+  trees = [E.from_prefix(f"add mul x0 x1 sin add x0 {v}".split()) for v in ("x0", "x1")]
+  trees += [E.from_prefix(p.split()) for p in ("sub x0 x0", "mul x1 sq x1", "add sq sin x0 sq cos x0")]
+  C.complexities([E.from_prefix("sq x0".split()), E.from_prefix("sq x1".split())], helpers=1)
+  assert len(C._helpers) == 1  # the helper is up
+  C._helpers[0].proc.kill()
+  C._helpers[0].proc.wait()
+  assert C.complexities(trees, helpers=1) == [8, 8, 1, 3, 1]
+  assert C.complexities([E.from_prefix("add x0 x0".split()), E.from_prefix("cube x1".split())],
+                        helpers=1) == [3, 3]
+  assert len(C._helpers) == 1 and C._helpers[0].proc.poll() is None  # a new one serves it
+
+
+def test_an_interrupted_call_leaves_no_late_answers_behind(empty_cache, monkeypatch):
+  rng = np.random.default_rng(3)
+  trees = [grammar.sample(rng, n_vars=2)[0] for _ in range(8)]
+
+  def interrupted(prefix):
+    raise KeyboardInterrupt
+
+  monkeypatch.setattr(C, "count_simplified", interrupted)
+  with pytest.raises(KeyboardInterrupt):
+    C.complexities(trees, helpers=1)  # the helper holds two prefixes when this one stops
+  monkeypatch.undo()
+  others = [E.from_prefix(p.split()) for p in ("sub x0 x0", "mul x1 sq x1", "add x1 x1", "x0")]
+  assert C.complexities(others, helpers=1) == [1, 3, 3, 1]
+
+
+def test_a_stuck_helper_is_given_up(empty_cache, monkeypatch):
+  import signal
+
+  C.complexities([E.from_prefix("sq x0".split()), E.from_prefix("sq x1".split())], helpers=1)
+  stuck = C._helpers[0].proc
+  stuck.send_signal(signal.SIGSTOP)
+  monkeypatch.setattr(C, "HELPER_PATIENCE", 0.5)
+  trees = [E.from_prefix(p.split()) for p in ("sub x0 x0", "mul x1 sq x1", "add x1 x1")]
+  assert C.complexities(trees, helpers=1) == [1, 3, 3]
+  assert stuck.poll() is not None and not C._helpers  # killed and forgotten
+
+
+@pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
+def test_simplify_guard_is_not_lost_in_gc_callbacks():
+  """Unguarded, this simplification runs for minutes. With frequent garbage collections the
+  alarm often lands in JAX's gc callback, where an exception would be swallowed (and the
+  simplification would run on): the guard must skip that moment and fire again after."""
+  import gc
+  import time
+
+  import sympy
+
+  x = sympy.Symbol("x", real=True)
+  hard = sum(sympy.sin(x + i) ** (i % 5 + 2) * sympy.cos(x * i + 1) ** 3 for i in range(1, 30))
+  old = gc.get_threshold()
+  gc.set_threshold(10)
+  try:
+    t = time.perf_counter()
+    out = C.simplify(hard, seconds=0.2)
+    took = time.perf_counter() - t
+  finally:
+    gc.set_threshold(*old)
+  assert took < 5.0 and out == hard
