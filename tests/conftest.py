@@ -1,14 +1,25 @@
 """Test-wide setup: 2 simulated CPU devices, fast CPU compiles, absl flags parsed."""
 
+import atexit
 import os
+import shutil
+import tempfile
 
-# Tests leave the user's compilation cache alone (test_compile_cache turns it on in a subprocess).
-os.environ["LEE_JAX_COMPILATION_CACHE"] = "off"
+# One compilation cache per test process, deleted at exit: the user's cache is left alone,
+# and the many tests (and the CLI subprocesses they start) that build the same tiny model
+# load its compiled programs instead of compiling them again (CI runs on 2 cores).
+_XLA_CACHE = tempfile.mkdtemp(prefix="lee_jax_test_xla_")
+atexit.register(shutil.rmtree, _XLA_CACHE, ignore_errors=True)
+os.environ["LEE_JAX_COMPILATION_CACHE"] = _XLA_CACHE
 
 import jax  # noqa: E402
 
 jax.config.update("jax_num_cpu_devices", 2)  # sharding code runs as on a 2-GPU box
 jax.config.update("jax_numpy_rank_promotion", "raise")
+
+from lee_jax import compile_cache  # noqa: E402
+
+compile_cache.enable()
 
 from absl import flags  # noqa: E402
 

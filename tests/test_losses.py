@@ -2,7 +2,6 @@
 
 import dataclasses
 import functools
-import time
 
 import jax
 import jax.numpy as jnp
@@ -170,7 +169,6 @@ def test_overfit_one_batch(batch):
     return optax.apply_updates(params, updates), opt_state, metrics
 
   opt_state = tx.init(params)
-  start = time.time()
   history = []
   for i in range(200):
     params, opt_state, metrics = step(params, opt_state, jax.random.key(i))
@@ -180,4 +178,3 @@ def test_overfit_one_batch(batch):
   assert np.all(np.isfinite(history))
   first, last = np.mean(history[:5]), np.mean(history[-5:])
   assert last < 0.5 * first, (first, last, len(history))
-  assert time.time() - start < 60

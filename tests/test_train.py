@@ -76,8 +76,9 @@ def _cli(workdir, *args):
 
 
 def test_cli_killed_run_resumes_then_phase2_starts_from_phase1(tmp_path):
-  # Four training processes: the later ones load the compiled step from the cache.
-  env = dict(os.environ, JAX_PLATFORMS="cpu", LEE_JAX_COMPILATION_CACHE=str(tmp_path / "xla"))
+  # Four training processes: the later ones load the compiled step from the test session's
+  # compilation cache (conftest).
+  env = dict(os.environ, JAX_PLATFORMS="cpu")
   steps = 40
   run = tmp_path / "run"
   proc = subprocess.Popen(_cli(run, "--phase=1", f"--steps={steps}"), env=env,
