@@ -201,33 +201,6 @@ def load_paper(table: str) -> list[dict]:
   return [r for r in csv.DictReader(lines) if r["table"] == table]
 
 
-def cell_stats(job: Job, noise: float, drop_failed: bool) -> dict:
-  """Mean test R2 (std over trials), mean complexity, failures, decodes over a setting's
-  cells at one noise level (all shards' cells; those not run yet are left out)."""
-  want = {sweep_lib.cell_key(n, e, t) for n, e, t in sweep_lib.cells(
-      list(job.sweep.names), [noise], job.sweep.trials)}
-  rows = [r for r in sweep_lib.read_results(job.sweep.results) if r["key"] in want]
-  by_trial: dict[int, list[dict]] = {}
-  for r in rows:
-    by_trial.setdefault(r["trial"], []).append(r)
-  ok = lambda r: r.get("r2_test") is not None  # noqa: E731
-  r2, cx, fails = [], [], []
-  for rs in by_trial.values():
-    vals = [r["r2_test"] if ok(r) else 0.0 for r in rs if ok(r) or not drop_failed]
-    r2.append(np.mean(vals) if vals else np.nan)
-    cx.append(np.mean([r["complexity"] for r in rs if ok(r)]) if any(map(ok, rs)) else np.nan)
-    fails.append(sum(not ok(r) for r in rs))
-  decodes = [r["candidates"] / r["search"]["rounds"] for r in rows if "candidates" in r]
-  nan = float("nan")
-  return {"cells": len(rows), "expected": len(want), "failed": sum(fails),
-          "r2": float(np.nanmean(r2)) if r2 else nan,
-          "r2_std": float(np.nanstd(r2)) if len(r2) > 1 else nan,
-          "complexity": float(np.nanmean(cx)) if cx else nan,
-          "complexity_std": float(np.nanstd(cx)) if len(cx) > 1 else nan,
-          "failures": float(np.mean(fails)) if fails else nan,
-          "decodes": float(np.mean(decodes)) if decodes else nan}
-
-
 def _pm(mean, std, digits) -> str:
   if mean is None or mean == "" or not np.isfinite(float(mean)):
     return "-"
@@ -241,7 +214,7 @@ def write_table(table: Table, jobs: dict[str, Job], out: pathlib.Path) -> str:
   ours = {s.key: jobs[folder_name(s, setting_overrides(s, base))] for s in table.settings}
   sources = sorted({source(s.novae) for s in table.settings})
   extra = {"decodes": "decodes/round", "failures": "failed/trial"}.get(table.extra)
-  head = ["setting"] + [f"eps={n:g} {k}" for n in table.noises for k in ("R2", "C")]
+  head = ["setting"] + [f"eps={n:g} {k}" for n in table.noises for k in ("R2", "median R2", "C")]
   head += ["cells", "failed"] + ([extra] if extra else [])
   md = [f"### {table.title}", ""]
   if FLAGS.random_model:
@@ -254,9 +227,9 @@ def write_table(table: Table, jobs: dict[str, Job], out: pathlib.Path) -> str:
   csv_rows = []
   for s in table.settings:
     job = ours[s.key]
-    stats = [cell_stats(job, n, table.drop_failed) for n in table.noises]
-    cells = [f"{_pm(st['r2'], st['r2_std'], 3)} | {_pm(st['complexity'], st['complexity_std'], 1)}"
-             for st in stats]
+    stats = [sweep_lib.stats(job.sweep, n, table.drop_failed) for n in table.noises]
+    cells = [f"{_pm(st['r2'], st['r2_std'], 3)} | {_pm(st['r2_median'], None, 3)} | "
+             f"{_pm(st['complexity'], st['complexity_std'], 1)}" for st in stats]
     tail = [f"{sum(st['cells'] for st in stats)}/{sum(st['expected'] for st in stats)}",
             str(sum(st["failed"] for st in stats))]
     if extra:
@@ -265,13 +238,13 @@ def write_table(table: Table, jobs: dict[str, Job], out: pathlib.Path) -> str:
     for n, st in zip(table.noises, stats):
       csv_rows.append({"table": table.name, "setting": s.key, "label": s.label, "source": "ours",
                        "model": source(s.novae), "folder": job.sweep.out_dir.name, "noise": n,
-                       **{k: st[k] for k in ("r2", "r2_std", "complexity", "complexity_std",
+                       **{k: st[k] for k in ("r2", "r2_std", "r2_median", "complexity", "complexity_std",
                                              "cells", "failed", "failures", "decodes")}})
   paper = load_paper(table.name)
   for s in table.settings:
     prs = {float(r["noise"]): r for r in paper if r["setting"] == s.key}
-    cells = [f"{_pm(prs[n]['r2'], prs[n]['r2_std'], 3)} | {_pm(prs[n]['complexity'], prs[n]['complexity_std'], 1)}"
-             if n in prs else "- | -" for n in table.noises]
+    cells = [f"{_pm(prs[n]['r2'], prs[n]['r2_std'], 3)} | - | {_pm(prs[n]['complexity'], prs[n]['complexity_std'], 1)}"
+             if n in prs else "- | - | -" for n in table.noises]
     tail = ["", ""] + ([_pm(prs[table.noises[-1]]["failures"], prs[table.noises[-1]]["failures_std"], 1)
                         if table.extra == "failures" and table.noises[-1] in prs else ""] if extra else [])
     label = prs[table.noises[-1]]["label"] if table.noises[-1] in prs else s.label
@@ -279,6 +252,7 @@ def write_table(table: Table, jobs: dict[str, Job], out: pathlib.Path) -> str:
     for n, r in prs.items():
       csv_rows.append({"table": table.name, "setting": s.key, "label": r["label"], "source": "paper",
                        "model": "paper", "folder": "", "noise": n, "r2": r["r2"], "r2_std": r["r2_std"],
+                       "r2_median": "",
                        "complexity": r["complexity"], "complexity_std": r["complexity_std"],
                        "cells": "", "failed": "", "failures": r["failures"], "decodes": ""})
   note = {"2": "A cell with no finite test R2 counts as R2 = 0.",
@@ -288,7 +262,8 @@ def write_table(table: Table, jobs: dict[str, Job], out: pathlib.Path) -> str:
           "10": "A cell with no finite test R2 counts as R2 = 0.",
           "vae": "Failed cells (no valid expression) are dropped from the means, as in the paper; "
                  "failed/trial counts them."}[table.name]
-  md += ["", note + " Std is over trials (of per-trial means over datasets).", ""]
+  md += ["", note + " Std is over trials (of per-trial means over datasets); the median is over "
+         "every cell (dataset x trial). The paper reports means only.", ""]
   text = "\n".join(md)
   (out / f"table{table.name}.md").write_text(text)
   with (out / f"table{table.name}.csv").open("w", newline="") as f:

@@ -152,6 +152,37 @@ def read_results(path: pathlib.Path) -> list[dict]:
   return rows
 
 
+def stats(sweep: Sweep, noise: float, drop_failed: bool) -> dict:
+  """Mean test R2 (std over trials), median test R2, mean complexity, failures and decodes
+  over a sweep's cells at one noise level (all shards' cells; those not run yet are left out).
+  A failed cell (no finite test R2) counts as R2 = 0, or is dropped with drop_failed."""
+  want = {cell_key(n, e, t) for n, e, t in cells(list(sweep.names), [noise], sweep.trials)}
+  rows = [r for r in read_results(sweep.results) if r["key"] in want]
+  by_trial: dict[int, list[dict]] = {}
+  for r in rows:
+    by_trial.setdefault(r["trial"], []).append(r)
+  ok = lambda r: r.get("r2_test") is not None  # noqa: E731
+  r2, cx, fails, every = [], [], [], []
+  for rs in by_trial.values():
+    vals = [r["r2_test"] if ok(r) else 0.0 for r in rs if ok(r) or not drop_failed]
+    every += vals
+    r2.append(np.mean(vals) if vals else np.nan)
+    cx.append(np.mean([r["complexity"] for r in rs if ok(r)]) if any(map(ok, rs)) else np.nan)
+    fails.append(sum(not ok(r) for r in rs))
+  decodes = [r["candidates"] / r["search"]["rounds"] for r in rows if "candidates" in r]
+  nan = float("nan")
+  return {"cells": len(rows), "expected": len(want), "failed": sum(fails),
+          "r2": float(np.nanmean(r2)) if r2 else nan,
+          "r2_std": float(np.nanstd(r2)) if len(r2) > 1 else nan,
+          # One extrapolating cell can pull a 14-dataset mean far below zero; the median of
+          # all cells (every trial) shows the typical dataset.
+          "r2_median": float(np.median(every)) if every else nan,
+          "complexity": float(np.nanmean(cx)) if cx else nan,
+          "complexity_std": float(np.nanstd(cx)) if len(cx) > 1 else nan,
+          "failures": float(np.mean(fails)) if fails else nan,
+          "decodes": float(np.mean(decodes)) if decodes else nan}
+
+
 def append_result(path: pathlib.Path, row: dict) -> None:
   with path.open("a") as f:
     f.write(json.dumps(trial.json_safe(row)) + "\n")

@@ -61,11 +61,12 @@ def test_every_table_runs_end_to_end_and_resumes(tmp_path):
         (s, n) for s in settings for n in noises)
     for row in ours:
       assert math.isfinite(float(row["r2"])) and math.isfinite(float(row["complexity"]))
+      assert float(row["r2_median"]) == float(row["r2"])  # one cell: its own median
       assert row["cells"] == "1" and "untrained tiny" in row["model"]
     assert {row["setting"] for row in paper} == settings and all(row["r2"] for row in paper)
     assert md.count("[paper] |") == len(settings)
     assert sum(l.startswith("| ") and "[paper]" not in l for l in md.splitlines()) == len(settings) + 1
-  assert "| iterative refinement [paper] | 0.872 ± 0.012 | 8.0 | 0.850 ± 0.024 | 9.5 |" in (
+  assert "| iterative refinement [paper] | 0.872 ± 0.012 | - | 8.0 | 0.850 ± 0.024 | - | 9.5 |" in (
       tmp_path / "table2.md").read_text()
   t3 = {row["setting"]: row for row in _table(tmp_path, "3") if row["source"] == "ours"}
   assert float(t3["oneshot"]["decodes"]) == 10  # the matched budget, made
@@ -88,3 +89,21 @@ def test_vae_table_needs_a_real_no_vae_checkpoint(tmp_path):
   assert r.returncode == 1 and r.stderr.count("\n") == 1, r.stderr
   assert "has use_vae=True" in r.stderr
   assert not list((tmp_path / "out").glob("*/results.jsonl"))
+
+
+def test_stats_mean_std_median_and_failures(tmp_path):
+  sys.path.insert(0, str(REPO / "experiments"))
+  import sweep
+  # 2 datasets x 2 trials at one noise level; one cell failed (no finite test R2).
+  r2 = {("a", 0): 1.0, ("b", 0): -9.0, ("a", 1): 0.5, ("b", 1): None}
+  rows = [{"key": sweep.cell_key(f"strogatz_{n}", 0.1, t), "trial": t, "r2_test": v,
+           "complexity": 4 + t} for (n, t), v in r2.items()]
+  (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+  sw = sweep.Sweep(tmp_path, ("strogatz_a", "strogatz_b"), (0.1,), trials=2)
+  st = sweep.stats(sw, 0.1, drop_failed=False)  # the failed cell counts as 0
+  assert (st["cells"], st["expected"], st["failed"]) == (4, 4, 1)
+  assert st["r2"] == (-4.0 + 0.25) / 2 and st["r2_std"] == 2.125
+  assert st["r2_median"] == 0.25  # of 1, -9, 0.5, 0
+  assert st["complexity"] == 4.5
+  st = sweep.stats(sw, 0.1, drop_failed=True)  # Table 5: the failed cell is dropped
+  assert st["r2"] == (-4.0 + 0.5) / 2 and st["r2_median"] == 0.5
