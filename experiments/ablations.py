@@ -214,7 +214,7 @@ def write_table(table: Table, jobs: dict[str, Job], out: pathlib.Path) -> str:
   ours = {s.key: jobs[folder_name(s, setting_overrides(s, base))] for s in table.settings}
   sources = sorted({source(s.novae) for s in table.settings})
   extra = {"decodes": "decodes/round", "failures": "failed/trial"}.get(table.extra)
-  head = ["setting"] + [f"eps={n:g} {k}" for n in table.noises for k in ("R2", "median R2", "C")]
+  head = ["setting"] + [f"eps={n:g} {k}" for n in table.noises for k in ("R2", "median R2", "clipped R2", "C")]
   head += ["cells", "failed"] + ([extra] if extra else [])
   md = [f"### {table.title}", ""]
   if FLAGS.random_model:
@@ -229,7 +229,8 @@ def write_table(table: Table, jobs: dict[str, Job], out: pathlib.Path) -> str:
     job = ours[s.key]
     stats = [sweep_lib.stats(job.sweep, n, table.drop_failed) for n in table.noises]
     cells = [f"{_pm(st['r2'], st['r2_std'], 3)} | {_pm(st['r2_median'], None, 3)} | "
-             f"{_pm(st['complexity'], st['complexity_std'], 1)}" for st in stats]
+             f"{_pm(st['r2_clipped'], None, 3)} | {_pm(st['complexity'], st['complexity_std'], 1)}"
+             for st in stats]
     tail = [f"{sum(st['cells'] for st in stats)}/{sum(st['expected'] for st in stats)}",
             str(sum(st["failed"] for st in stats))]
     if extra:
@@ -238,13 +239,13 @@ def write_table(table: Table, jobs: dict[str, Job], out: pathlib.Path) -> str:
     for n, st in zip(table.noises, stats):
       csv_rows.append({"table": table.name, "setting": s.key, "label": s.label, "source": "ours",
                        "model": source(s.novae), "folder": job.sweep.out_dir.name, "noise": n,
-                       **{k: st[k] for k in ("r2", "r2_std", "r2_median", "complexity", "complexity_std",
+                       **{k: st[k] for k in ("r2", "r2_std", "r2_median", "r2_clipped", "complexity", "complexity_std",
                                              "cells", "failed", "failures", "decodes")}})
   paper = load_paper(table.name)
   for s in table.settings:
     prs = {float(r["noise"]): r for r in paper if r["setting"] == s.key}
-    cells = [f"{_pm(prs[n]['r2'], prs[n]['r2_std'], 3)} | - | {_pm(prs[n]['complexity'], prs[n]['complexity_std'], 1)}"
-             if n in prs else "- | - | -" for n in table.noises]
+    cells = [f"{_pm(prs[n]['r2'], prs[n]['r2_std'], 3)} | - | - | {_pm(prs[n]['complexity'], prs[n]['complexity_std'], 1)}"
+             if n in prs else "- | - | - | -" for n in table.noises]
     tail = ["", ""] + ([_pm(prs[table.noises[-1]]["failures"], prs[table.noises[-1]]["failures_std"], 1)
                         if table.extra == "failures" and table.noises[-1] in prs else ""] if extra else [])
     label = prs[table.noises[-1]]["label"] if table.noises[-1] in prs else s.label
@@ -252,7 +253,7 @@ def write_table(table: Table, jobs: dict[str, Job], out: pathlib.Path) -> str:
     for n, r in prs.items():
       csv_rows.append({"table": table.name, "setting": s.key, "label": r["label"], "source": "paper",
                        "model": "paper", "folder": "", "noise": n, "r2": r["r2"], "r2_std": r["r2_std"],
-                       "r2_median": "",
+                       "r2_median": "", "r2_clipped": "",
                        "complexity": r["complexity"], "complexity_std": r["complexity_std"],
                        "cells": "", "failed": "", "failures": r["failures"], "decodes": ""})
   note = {"2": "A cell with no finite test R2 counts as R2 = 0.",
@@ -262,8 +263,9 @@ def write_table(table: Table, jobs: dict[str, Job], out: pathlib.Path) -> str:
           "10": "A cell with no finite test R2 counts as R2 = 0.",
           "vae": "Failed cells (no valid expression) are dropped from the means, as in the paper; "
                  "failed/trial counts them."}[table.name]
-  md += ["", note + " Std is over trials (of per-trial means over datasets); the median is over "
-         "every cell (dataset x trial). The paper reports means only.", ""]
+  md += ["", note + " Std is over trials (of per-trial means over datasets); the median and the "
+         "clipped mean (each R2 clipped to [0, 1] first) are over every cell (dataset x trial). "
+         "The paper reports means only.", ""]
   text = "\n".join(md)
   (out / f"table{table.name}.md").write_text(text)
   with (out / f"table{table.name}.csv").open("w", newline="") as f:

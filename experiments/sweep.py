@@ -174,9 +174,10 @@ def stats(sweep: Sweep, noise: float, drop_failed: bool) -> dict:
   return {"cells": len(rows), "expected": len(want), "failed": sum(fails),
           "r2": float(np.nanmean(r2)) if r2 else nan,
           "r2_std": float(np.nanstd(r2)) if len(r2) > 1 else nan,
-          # One extrapolating cell can pull a 14-dataset mean far below zero; the median of
-          # all cells (every trial) shows the typical dataset.
+          # One extrapolating cell can pull a 14-dataset mean far below zero; the median and
+          # the mean of R2 clipped to [0, 1] over all cells (every trial) are robust to it.
           "r2_median": float(np.median(every)) if every else nan,
+          "r2_clipped": float(np.mean(np.clip(every, 0.0, 1.0))) if every else nan,
           "complexity": float(np.nanmean(cx)) if cx else nan,
           "complexity_std": float(np.nanstd(cx)) if len(cx) > 1 else nan,
           "failures": float(np.mean(fails)) if fails else nan,

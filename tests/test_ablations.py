@@ -66,7 +66,7 @@ def test_every_table_runs_end_to_end_and_resumes(tmp_path):
     assert {row["setting"] for row in paper} == settings and all(row["r2"] for row in paper)
     assert md.count("[paper] |") == len(settings)
     assert sum(l.startswith("| ") and "[paper]" not in l for l in md.splitlines()) == len(settings) + 1
-  assert "| iterative refinement [paper] | 0.872 ± 0.012 | - | 8.0 | 0.850 ± 0.024 | - | 9.5 |" in (
+  assert "| iterative refinement [paper] | 0.872 ± 0.012 | - | - | 8.0 | 0.850 ± 0.024 | - | - | 9.5 |" in (
       tmp_path / "table2.md").read_text()
   t3 = {row["setting"]: row for row in _table(tmp_path, "3") if row["source"] == "ours"}
   assert float(t3["oneshot"]["decodes"]) == 10  # the matched budget, made
@@ -104,6 +104,7 @@ def test_stats_mean_std_median_and_failures(tmp_path):
   assert (st["cells"], st["expected"], st["failed"]) == (4, 4, 1)
   assert st["r2"] == (-4.0 + 0.25) / 2 and st["r2_std"] == 2.125
   assert st["r2_median"] == 0.25  # of 1, -9, 0.5, 0
+  assert st["r2_clipped"] == 1.5 / 4  # of 1, 0, 0.5, 0
   assert st["complexity"] == 4.5
   st = sweep.stats(sw, 0.1, drop_failed=True)  # Table 5: the failed cell is dropped
   assert st["r2"] == (-4.0 + 0.5) / 2 and st["r2_median"] == 0.5
