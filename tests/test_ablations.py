@@ -7,6 +7,8 @@ import pathlib
 import subprocess
 import sys
 
+import pytest
+
 import helpers
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
@@ -27,6 +29,7 @@ def _table(out_dir, name):
     return list(csv.DictReader(f))
 
 
+@pytest.mark.slow
 def test_every_table_runs_end_to_end_and_resumes(tmp_path):
   args = ["--table=2,3,10,vae", "--random_model=tiny", *SMALL]
   r = _run(tmp_path, *args, "--dry_run")

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 import helpers
 
@@ -54,6 +55,7 @@ def _read(path):
     return list(csv.DictReader(f))
 
 
+@pytest.mark.slow
 def test_end_to_end_on_two_datasets(tmp_path):
   cfg = dataclasses.replace(helpers.SMALL_SEARCH, rounds=1, iterations=10)
   # Iterative: no gradient segment to compile (the engine is shared with test_timing).

@@ -14,6 +14,7 @@ def _infer(*args):
                         capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_quick_start_command_finds_a_formula_with_the_shipped_model():
   # The README's command with a shorter search (the default `fast` preset takes ~20 s more).
   r = _infer("--dataset", "strogatz_shearflow1", *SHORT)
@@ -26,6 +27,7 @@ def test_quick_start_command_finds_a_formula_with_the_shipped_model():
   assert "equations (best validation R2 at each complexity):" in r.stdout
 
 
+@pytest.mark.slow
 def test_user_table_with_noise(tmp_path):
   path = tmp_path / "t.csv"
   path.write_text("a,b,out\n" + "".join(f"{i},{i % 3},{2 * i}\n" for i in range(40)))
@@ -55,6 +57,7 @@ def ckpt(tmp_path_factory):
   return str(helpers.export_tiny(tmp_path_factory.mktemp("tiny") / "export"))
 
 
+@pytest.mark.slow
 def test_search_with_a_checkpoint_prints_the_answer_and_writes_json(ckpt, tmp_path):
   import json
   out = tmp_path / "r.json"
@@ -113,6 +116,7 @@ def test_messy_tables_are_one_line_errors(tmp_path, header, rows, extra, needle)
   assert r.stderr.count("\n") == 1 and needle in r.stderr and "Traceback" not in r.stderr
 
 
+@pytest.mark.slow
 def test_integer_and_bool_columns_are_read_as_numbers(tmp_path):
   rows = [[i, "true" if i % 2 else "false", 3 * i] for i in range(20)]
   r = _infer("--data", _table(tmp_path, ["n", "flag", "y"], rows), "--target", "y", *SHORT)

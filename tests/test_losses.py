@@ -95,6 +95,7 @@ def tiny_cfg():
   return configs.get_model_config("tiny", dtype="float32")
 
 
+@pytest.mark.slow
 def test_scatter_only_branch_gets_no_gradient(tiny_cfg, batch):
   lee = M.LEE(tiny_cfg, rngs=nnx.Rngs(0))
   graphdef, params = nnx.split(lee, nnx.Param)
@@ -152,6 +153,7 @@ def test_total_loss_skips_zero_weight_terms(tiny_cfg, batch):
   assert np.isfinite(loss) and "znorm" in metrics and "align" not in metrics
 
 
+@pytest.mark.slow
 def test_overfit_one_batch(batch):
   cfg = configs.get_model_config("tiny", dtype="float32", dropout=0.0)
   weights = configs.PHASES[1].weights

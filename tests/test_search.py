@@ -152,6 +152,7 @@ def test_trial_picks_the_round_with_the_best_validation_r2(eng, data):
   assert c == sorted(c)
 
 
+@pytest.mark.slow
 def test_rounds_in_worker_processes_match_in_process(eng, data):
   cfg = dataclasses.replace(helpers.SMALL_SEARCH, rounds=2, iterations=5, workers=2)
   bundle = engine_lib.to_bundle(helpers.tiny_model())

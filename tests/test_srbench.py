@@ -17,6 +17,7 @@ def _run(out_dir, *args):
       capture_output=True, text=True, timeout=600, cwd=REPO)
 
 
+@pytest.mark.slow
 def test_sweep_records_each_cell_once_and_resumes(tmp_path):
   args = ["--datasets=strogatz_lv1,strogatz_glider1,192_vineyard", "--noise=0,0.1", "--trials=1"]
   r = _run(tmp_path, *args, "--num_shards=2", "--shard_index=1")
@@ -41,6 +42,7 @@ def test_sweep_records_each_cell_once_and_resumes(tmp_path):
   assert "1 to run" in r.stdout
 
 
+@pytest.mark.slow
 def test_pool_size_is_recorded_and_a_folder_never_mixes_settings(tmp_path):
   args = ["--datasets=strogatz_glider1", "--noise=0.1"]
   r = _run(tmp_path, *args, "--pool_size=8")
@@ -71,6 +73,7 @@ def test_pool_size_is_recorded_and_a_folder_never_mixes_settings(tmp_path):
   assert sweep.Sweep(**base, overrides=(("pool_size", 16),)).changed() == {}
 
 
+@pytest.mark.slow
 def test_peers_run_through_the_same_runner(tmp_path):
   for method in ("gplearn", "operon"):
     r = subprocess.run(

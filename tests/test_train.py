@@ -43,6 +43,7 @@ def test_phase4_trains_encoder_only(tmp_path):
   assert [r["step"] for r in records] == [1, 2] and "align" in records[0] and "expr" not in records[0]
 
 
+@pytest.mark.slow
 def test_exported_params_give_identical_outputs(tmp_path):
   model = model_lib.LEE(TINY, rngs=nnx.Rngs(3))
   checkpoints.export_params(tmp_path, nnx.state(model, nnx.Param), {"model": "tiny"})
@@ -75,6 +76,7 @@ def _cli(workdir, *args):
           f"--workdir={workdir}", "--batch_size=4", "--log_every=1", "--save_every=3", *args]
 
 
+@pytest.mark.slow
 def test_cli_killed_run_resumes_then_phase2_starts_from_phase1(tmp_path):
   # Four training processes: the later ones load the compiled step from the test session's
   # compilation cache (conftest).
@@ -115,6 +117,7 @@ def test_cli_killed_run_resumes_then_phase2_starts_from_phase1(tmp_path):
   assert meta["phase"] == 2 and meta["step"] == 2
 
 
+@pytest.mark.slow
 def test_cli_trains_a_no_vae_model_for_the_vae_ablation(tmp_path):
   r = subprocess.run(_cli(tmp_path, "--phase=1", "--steps=1", "--use_vae=false"),
                      env=dict(os.environ, JAX_PLATFORMS="cpu"), capture_output=True, text=True,
@@ -141,6 +144,7 @@ def test_single_process_does_not_start_distributed(monkeypatch):
   assert mesh.shape["data"] == jax.device_count() == 2  # conftest simulates 2 CPU devices
 
 
+@pytest.mark.slow
 def test_init_from_shipped_style_weights(tmp_path):
   from lee_jax import weights
 
@@ -160,6 +164,7 @@ def test_init_from_shipped_style_weights(tmp_path):
     train.train_phase(_cfg(tmp_path / "run2", steps=1, init_from=str(tmp_path / "other")), 1)
 
 
+@pytest.mark.slow
 def test_align_scale_scales_phase_2_align_weight(tmp_path):
   assert train.phase_weights(_cfg(tmp_path), 2).align == 2.0
   assert train.phase_weights(_cfg(tmp_path, align_scale=0.25), 4).align == 1.25
