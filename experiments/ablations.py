@@ -214,7 +214,8 @@ def write_table(table: Table, jobs: dict[str, Job], out: pathlib.Path) -> str:
   ours = {s.key: jobs[folder_name(s, setting_overrides(s, base))] for s in table.settings}
   sources = sorted({source(s.novae) for s in table.settings})
   extra = {"decodes": "decodes/round", "failures": "failed/trial"}.get(table.extra)
-  head = ["setting"] + [f"eps={n:g} {k}" for n in table.noises for k in ("R2", "median R2", "clipped R2", "C")]
+  head = ["setting"] + [f"eps={n:g} {k}" for n in table.noises
+                        for k in ("R2", "median R2", "clipped R2", "C")]
   head += ["cells", "failed"] + ([extra] if extra else [])
   md = [f"### {table.title}", ""]
   if FLAGS.random_model:
@@ -239,12 +240,14 @@ def write_table(table: Table, jobs: dict[str, Job], out: pathlib.Path) -> str:
     for n, st in zip(table.noises, stats):
       csv_rows.append({"table": table.name, "setting": s.key, "label": s.label, "source": "ours",
                        "model": source(s.novae), "folder": job.sweep.out_dir.name, "noise": n,
-                       **{k: st[k] for k in ("r2", "r2_std", "r2_median", "r2_clipped", "complexity", "complexity_std",
-                                             "cells", "failed", "failures", "decodes")}})
+                       **{k: st[k] for k in ("r2", "r2_std", "r2_median", "r2_clipped", "complexity",
+                                             "complexity_std", "cells", "failed", "failures",
+                                             "decodes")}})
   paper = load_paper(table.name)
   for s in table.settings:
     prs = {float(r["noise"]): r for r in paper if r["setting"] == s.key}
-    cells = [f"{_pm(prs[n]['r2'], prs[n]['r2_std'], 3)} | - | - | {_pm(prs[n]['complexity'], prs[n]['complexity_std'], 1)}"
+    cells = [f"{_pm(prs[n]['r2'], prs[n]['r2_std'], 3)} | - | - | "  # the paper gives means only
+             f"{_pm(prs[n]['complexity'], prs[n]['complexity_std'], 1)}"
              if n in prs else "- | - | - | -" for n in table.noises]
     tail = ["", ""] + ([_pm(prs[table.noises[-1]]["failures"], prs[table.noises[-1]]["failures_std"], 1)
                         if table.extra == "failures" and table.noises[-1] in prs else ""] if extra else [])

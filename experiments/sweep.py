@@ -153,8 +153,9 @@ def read_results(path: pathlib.Path) -> list[dict]:
 
 
 def stats(sweep: Sweep, noise: float, drop_failed: bool) -> dict:
-  """Mean test R2 (std over trials), median test R2, mean complexity, failures and decodes
-  over a sweep's cells at one noise level (all shards' cells; those not run yet are left out).
+  """Mean test R2 (std over trials), median and clipped-mean test R2, mean complexity,
+  failures and decodes over a sweep's cells at one noise level (all shards' cells; those not
+  run yet are left out).
   A failed cell (no finite test R2) counts as R2 = 0, or is dropped with drop_failed."""
   want = {cell_key(n, e, t) for n, e, t in cells(list(sweep.names), [noise], sweep.trials)}
   rows = [r for r in read_results(sweep.results) if r["key"] in want]

@@ -30,4 +30,3 @@ from hypothesis import settings  # noqa: E402
 # Same examples on every run: CI must not turn red on a newly drawn example.
 settings.register_profile("lee", derandomize=True, deadline=None)
 settings.load_profile("lee")
-

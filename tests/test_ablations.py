@@ -93,21 +93,3 @@ def test_vae_table_needs_a_real_no_vae_checkpoint(tmp_path):
   assert "has use_vae=True" in r.stderr
   assert not list((tmp_path / "out").glob("*/results.jsonl"))
 
-
-def test_stats_mean_std_median_and_failures(tmp_path):
-  sys.path.insert(0, str(REPO / "experiments"))
-  import sweep
-  # 2 datasets x 2 trials at one noise level; one cell failed (no finite test R2).
-  r2 = {("a", 0): 1.0, ("b", 0): -9.0, ("a", 1): 0.5, ("b", 1): None}
-  rows = [{"key": sweep.cell_key(f"strogatz_{n}", 0.1, t), "trial": t, "r2_test": v,
-           "complexity": 4 + t} for (n, t), v in r2.items()]
-  (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-  sw = sweep.Sweep(tmp_path, ("strogatz_a", "strogatz_b"), (0.1,), trials=2)
-  st = sweep.stats(sw, 0.1, drop_failed=False)  # the failed cell counts as 0
-  assert (st["cells"], st["expected"], st["failed"]) == (4, 4, 1)
-  assert st["r2"] == (-4.0 + 0.25) / 2 and st["r2_std"] == 2.125
-  assert st["r2_median"] == 0.25  # of 1, -9, 0.5, 0
-  assert st["r2_clipped"] == 1.5 / 4  # of 1, 0, 0.5, 0
-  assert st["complexity"] == 4.5
-  st = sweep.stats(sw, 0.1, drop_failed=True)  # Table 5: the failed cell is dropped
-  assert st["r2"] == (-4.0 + 0.5) / 2 and st["r2_median"] == 0.5
