@@ -25,12 +25,14 @@ _STEPS = flags.DEFINE_integer("steps", 20, "Timed steps after compilation.")
 _PHASE = flags.DEFINE_integer("phase", 3, "Phase whose loss weights the step uses.")
 _PEAK = flags.DEFINE_float("peak", 989e12, "Peak FLOP/s per device (H100 dense bf16: 989e12).")
 _DTYPE = flags.DEFINE_enum("dtype", "bfloat16", ["bfloat16", "float32"], "Compute dtype.")
-_ATTN = flags.DEFINE_enum("attention", None, ["xla", "cudnn"], "Attention implementation (default: JAX's choice).")
+_ATTN = flags.DEFINE_enum("attention", "auto", list(configs.ATTENTION_IMPLS),
+                          "Attention kernel (auto: cuDNN on a GPU in bf16, else XLA).")
 
 
 def main(argv):
   del argv
-  mcfg = configs.get_model_config(_MODEL.value, dtype=_DTYPE.value, attention_impl=_ATTN.value)
+  attn = configs.resolve_attention(_ATTN.value, _DTYPE.value, jax.default_backend())
+  mcfg = configs.get_model_config(_MODEL.value, dtype=_DTYPE.value, attention_impl=attn)
   spec = configs.PHASES[_PHASE.value]
   mesh = sharding.mesh()
   repl = sharding.replicated(mesh)
@@ -65,10 +67,13 @@ def main(argv):
   tokens = int(np.sum(host["tokens"] != 0)) + int(np.sum(host["point_mask"]))
   mfu = flops / dt / (_PEAK.value * jax.device_count())
   print(f"model={_MODEL.value} params={n_params / 1e6:.2f}M batch={_BATCH.value} phase={_PHASE.value} "
-        f"devices={jax.device_count()} ({jax.devices()[0].platform})")
+        f"devices={jax.device_count()} ({jax.devices()[0].platform}) attention={attn or 'xla'}")
   print(f"compile {compile_s:.1f} s | step {dt * 1e3:.1f} ms | {_BATCH.value / dt:,.0f} examples/s | "
         f"{tokens / dt:,.0f} tokens/s | {flops / 1e9:.1f} GFLOP/step | MFU {100 * mfu:.1f}% "
         f"(peak {_PEAK.value:.3g}/device)")
+  stats = jax.devices()[0].memory_stats() or {}  # None on CPU
+  if "peak_bytes_in_use" in stats:
+    print(f"device memory: peak {stats['peak_bytes_in_use'] / 2**30:.2f} GiB in use")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,9 @@
 # only 30 s between calls and 30 min in all) as a few full calls. Run from the repo root on
 # the device machine, with `.whl` carried (../shared/gpu/wheels.sh fetches grain and friends):
 #
+#   bash experiments/gpu_session.sh go [MINUTES]     # the whole lease in 3 calls: benchmarks,
+#       # then phases 1-5 sized from the measured step rate to end MINUTES (default 23) after
+#       # this call began, exported to bf16 by the same background job; `watch` twice more
 #   bash experiments/gpu_session.sh bench            # ~5 min: train/data/fit benchmarks -> $OUT
 #   bash experiments/gpu_session.sh train 1500 2000,1200,2000,1200,1600
 #       # starts phases 1-5 in the background (setsid: it outlives the call while the machine
@@ -15,37 +18,60 @@
 # $OUT carries): one training process runs for the whole lease, on the machine's disk, and
 # only the exported weights come back. Calls must follow each other within the 30 s the
 # machine stays warm; a lost machine loses the run, not what an earlier `export` brought back.
-# MODEL (default small), RUN (default /tmp/lee_run) and WORKERS (default 8) override defaults;
+# MODEL (default small), BATCH (default 256), RUN (default /tmp/lee_run) and WORKERS (default 12) override defaults;
 # ALIGN_SCALE (default 1, Table 7) scales the align weight if phase 2 collapses (BUILD_NOTES).
 set -uo pipefail
 
 OUT=${OUT:-/tmp/lee_out}
 RUN=${RUN:-/tmp/lee_run}
 MODEL=${MODEL:-small}
-WORKERS=${WORKERS:-8}
+WORKERS=${WORKERS:-12}
 ALIGN_SCALE=${ALIGN_SCALE:-1}
+BATCH=${BATCH:-256}
+PAPER_BENCH=${PAPER_BENCH:-1}  # go: also benchmark the `paper` model (0 for a CPU smoke test)
+WATCH_END=${WATCH_END:-540}    # go: seconds after the call began at which it stops watching
 export PYTHONUNBUFFERED=1
 mkdir -p "$OUT"
 
 setup() {
+  export PYTHONPATH=/tmp/site:$PWD
   if [ -d .whl ] && ! python3 -c "import grain" 2>/dev/null; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
       --target /tmp/site .whl/*.whl || { echo "wheel install failed" >&2; exit 1; }
   fi
-  export PYTHONPATH=/tmp/site:$PWD
   python3 -c "import jax, lee_jax; print('jax', jax.__version__, jax.devices())" || exit 1
 }
 
-watch() {  # follow the background run for $1 seconds (or until it ends)
+watch() {  # follow the background run for $1 seconds (or until it and its exports end)
   local until=$(( $(date +%s) + $1 ))
   while [ "$(date +%s)" -lt "$until" ]; do
-    if ! pgrep -f "lee_jax.train" >/dev/null; then echo "training process has ended"; break; fi
-    sleep 15
+    if [ -f "$RUN/DONE" ]; then echo "training job has ended"; break; fi
+    if ! pgrep -f "lee_jax.train" >/dev/null; then echo "training process is gone"; break; fi
+    sleep 10
   done
   tail -n 5 "$RUN/train.log"
+  collect
+}
+
+collect() {  # logs, and phase 1's and the latest phase's params in bf16 (<= 15 MiB a file) -> $OUT
   cp "$RUN/train.log" "$OUT/train.log" 2>/dev/null
   cp "$RUN/metrics.jsonl" "$OUT/metrics.jsonl" 2>/dev/null
+  local latest src name
+  latest=$(ls -d "$RUN"/export_phase* 2>/dev/null | sort -V | tail -n 1)
+  for src in "$RUN/export_phase1" $latest; do
+    [ -f "$src/meta.json" ] || continue
+    name=w_${src##*export_}
+    # on the CPU: the training process holds the GPU
+    [ -f "$RUN/$name/meta.json" ] || JAX_PLATFORMS=cpu python3 -m lee_jax.weights --from "$src" \
+      --to "$RUN/$name" --dtype bfloat16
+    cp -r "$RUN/$name" "$OUT/"
+  done
+  ls -la "$OUT" "$OUT"/w_* 2>/dev/null
   true
+}
+
+rate_of() {  # the last examples/s figure in a benchmark log ("N examples/s" or "examples/s=N")
+  grep -oE '[0-9,]+ examples/s|examples/s=[0-9,]+' "$1" | tail -n 1 | tr -cd '0-9'
 }
 
 cmd=${1:-}
@@ -60,6 +86,43 @@ case "$cmd" in
     python3 experiments/bench_data.py --workers=0,8,15 2>&1 | tee "$OUT/bench_data.log"
     python3 experiments/bench_fit.py --n=256 2>&1 | tee "$OUT/bench_fit.log"
     ;;
+  go)
+    minutes=${1:-23}
+    t0=$(date +%s)
+    setup
+    attention=auto
+    python3 experiments/bench_train.py --model=$MODEL --batch_size=$BATCH 2>&1 | tee "$OUT/bench_train.log"
+    rate=$(rate_of "$OUT/bench_train.log")
+    if [ -z "$rate" ]; then  # cuDNN attention failed here: XLA's attention for the run
+      attention=xla
+      python3 experiments/bench_train.py --model=$MODEL --batch_size=$BATCH --attention=xla 2>&1 \
+        | tee -a "$OUT/bench_train.log"
+      rate=$(rate_of "$OUT/bench_train.log")
+    fi
+    [ -n "$rate" ] || { echo "no training step ran; not training" >&2; exit 1; }
+    [ "$MODEL" = paper ] || [ "$PAPER_BENCH" = 0 ] || python3 experiments/bench_train.py --model=paper --batch_size=256 \
+      --attention=$attention 2>&1 | tee -a "$OUT/bench_train.log"
+    python3 experiments/bench_data.py --workers=0,$WORKERS --batches=30 2>&1 | tee "$OUT/bench_data.log"
+    data_rate=$(rate_of "$OUT/bench_data.log")
+    seconds=$(( t0 + minutes * 60 - $(date +%s) ))
+    # Steps from the phase-3 rate (every loss), capped by the pipeline. Phases 1 and 4 run
+    # fewer passes per step, so 0.85 of phase 3's cost on average (estimate); 300 s for four
+    # compilations and five pipeline starts. Table 8's ratios 5:3:5:3:4.
+    steps=$(python3 -c "
+r = min($rate, ${data_rate:-1e9}) / $BATCH
+total = r * max($seconds - 300, 60) / 0.85
+print(','.join(str(max(50, int(total * w / 20))) for w in (5, 3, 5, 3, 4)))") \
+      || { echo "could not size the run" >&2; exit 1; }
+    echo "step rate $rate ex/s, pipeline ${data_rate:-?} ex/s, $seconds s left: steps $steps, attention $attention"
+    mkdir -p "$RUN"
+    rm -f "$RUN/DONE"
+    setsid nohup bash -c "python3 -m lee_jax.train --phase=all --model=$MODEL --workdir=$RUN --batch_size=$BATCH \
+      --steps=$steps --max_seconds=$seconds --workers=$WORKERS --save_every=1000 \
+      --log_every=100 --attention=$attention --align_scale=$ALIGN_SCALE; touch $RUN/DONE" \
+      >"$RUN/train.log" 2>&1 < /dev/null &
+    sleep 5
+    watch $(( t0 + WATCH_END - $(date +%s) ))
+    ;;
   train)
     seconds=${1:?train SECONDS STEPS (five comma-separated step counts)}
     steps=${2:?train SECONDS STEPS (five comma-separated step counts)}
@@ -73,6 +136,7 @@ case "$cmd" in
     watch 530
     ;;
   watch)
+    setup
     watch "${1:-540}"
     ;;
   export)

@@ -12,6 +12,17 @@ import dataclasses
 from lee_jax import vocab
 
 
+ATTENTION_IMPLS = ("auto", "xla", "cudnn")  # the --attention flag's values
+
+
+def resolve_attention(choice: str, dtype: str, backend: str) -> str | None:
+  """--attention -> ModelConfig.attention_impl: 'auto' is cuDNN flash attention where it runs
+  (a GPU with a 16-bit compute dtype), else XLA's (None)."""
+  if choice == "auto":
+    return "cudnn" if backend == "gpu" and dtype in ("bfloat16", "float16") else None
+  return None if choice == "xla" else choice
+
+
 @dataclasses.dataclass(frozen=True)
 class ModelConfig:
   """Sizes of the encoder, expression decoder and evaluation decoder (Table 9 names).
@@ -51,7 +62,9 @@ class ModelConfig:
   eval_output: str = "symexp"
   dtype: str = "bfloat16"  # compute dtype
   param_dtype: str = "float32"
-  attention_impl: str | None = None  # jax.nn.dot_product_attention: None/'xla' or 'cudnn'
+  # jax.nn.dot_product_attention: None/'xla' or 'cudnn'. Training resolves its --attention
+  # (default 'auto': cuDNN on a GPU in bf16) into this at run time; stored configs keep None.
+  attention_impl: str | None = None
 
   def __post_init__(self):
     for name in ("enc", "expr", "eval"):
@@ -60,7 +73,7 @@ class ModelConfig:
         raise ValueError(f"{name}_dim={dim} is not divisible by {name}_heads={heads}")
     if self.eval_output not in ("symexp", "linear"):
       raise ValueError(f"eval_output must be 'symexp' or 'linear', got {self.eval_output!r}")
-    if self.attention_impl not in (None, "xla", "cudnn"):
+    if self.attention_impl not in (None,) + ATTENTION_IMPLS[1:]:
       raise ValueError(
           f"attention_impl must be None, 'xla' or 'cudnn', got {self.attention_impl!r}")
 

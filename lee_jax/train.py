@@ -7,7 +7,7 @@
 Phase N > 1 starts from the last checkpoint of phase N-1 in --workdir (or --init=scratch).
 A run resumes from its own phase's latest checkpoint (params, optimizer, step, data
 position); --max_seconds saves and exits cleanly. A finished phase exports inference-only
-params to WORKDIR/export. Multi-host: see lee_jax/sharding.py.
+params to WORKDIR/export (the latest phase) and WORKDIR/export_phaseN. Multi-host: see lee_jax/sharding.py.
 """
 
 from __future__ import annotations
@@ -57,6 +57,9 @@ _USE_VAE = flags.DEFINE_bool(
 _ALIGN_SCALE = flags.DEFINE_float(
     "align_scale", 1.0, "Multiplies Table 7's align weight in every phase (1: the paper's). Our "
     "CPU-sized model collapsed under phase 2's weight of 2.0 (BUILD_NOTES 'Training runs').")
+_ATTENTION = flags.DEFINE_enum(
+    "attention", "auto", list(configs.ATTENTION_IMPLS), "Attention kernel: auto (cuDNN flash "
+    "attention on a GPU in bf16, else XLA), xla or cudnn. The params are the same either way.")
 _ALIGN_DIRECTION = flags.DEFINE_enum(
     "align_direction", "q_to_p", list(configs.ALIGN_DIRECTIONS), "q_to_p: Eq. 8, KL(q || sg p) (the "
     "paper's). p_to_q: KL(sg q || p), which trains the scatter-only encoding toward the "
@@ -92,7 +95,7 @@ def config_from_flags() -> tuple[TrainConfig, list[int]]:
       clip_norm=_CLIP.value, seed=_SEED.value, max_seconds=_MAX_SECONDS.value, resume=_RESUME.value,
       init=_INIT.value, init_from=_INIT_FROM.value, workers=_WORKERS.value, log_every=max(1, _LOG_EVERY.value),
       save_every=max(1, _SAVE_EVERY.value), keep=max(1, _KEEP.value), align_scale=_ALIGN_SCALE.value,
-      align_direction=_ALIGN_DIRECTION.value)
+      align_direction=_ALIGN_DIRECTION.value, attention=_ATTENTION.value)
   return cfg, phases
 
 

@@ -50,6 +50,7 @@ class TrainConfig:
   keep: int = 3
   align_scale: float = 1.0  # times Table 7's lambda_align in every phase (1: the paper's)
   align_direction: str = "q_to_p"  # configs.LossWeights.align_direction
+  attention: str = "auto"  # configs.ATTENTION_IMPLS; an execution detail, not stored in meta
 
 
 class TrainError(ValueError):
@@ -124,9 +125,13 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
   mesh = sharding.mesh()
   repl = sharding.replicated(mesh)
   pdir = checkpoints.phase_dir(cfg.workdir, phase)
+  # The attention kernel changes how the step runs, not the params: meta.json keeps
+  # cfg.model_cfg (attention_impl None), so the weights load anywhere.
+  run_cfg = dataclasses.replace(cfg.model_cfg, attention_impl=configs.resolve_attention(
+      cfg.attention, cfg.model_cfg.dtype, jax.default_backend()))
 
   # --- model: random init, then the previous phase's params where there is one
-  model = model_lib.LEE(cfg.model_cfg, rngs=nnx.Rngs(cfg.seed))
+  model = model_lib.LEE(run_cfg, rngs=nnx.Rngs(cfg.seed))
   resuming = cfg.resume and pdir.is_dir() and checkpoints.open_manager(pdir, 1).latest_step() is not None
   if cfg.init_from and not resuming and (phase == 1 or cfg.init != "previous"):
     _init_from(model, cfg)
@@ -181,14 +186,15 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
 
   # --- loop
   weights = phase_weights(cfg, phase)
-  step_fn = make_train_step(graphdef, tx, weights, cfg.model_cfg)
+  step_fn = make_train_step(graphdef, tx, weights, run_cfg)
   log = metrics_log.MetricsLog(cfg.workdir)
   key = jax.random.key(cfg.seed * 100 + phase)
   last: dict = {}
   t_start, t_log, s_log = time.time(), time.time(), start
   step = start
   print(f"phase {phase} ({spec.name}): steps {start}->{steps}, batch {cfg.batch_size}, "
-        f"{jax.device_count()} device(s), model {cfg.model}"
+        f"{jax.device_count()} device(s), model {cfg.model}, attention "
+        f"{run_cfg.attention_impl or 'xla'}"
         + (f", align weight {weights.align:g}" if cfg.align_scale != 1 else "")
         + (f", align {cfg.align_direction}" if cfg.align_direction != "q_to_p" else ""),
         flush=True)
@@ -219,7 +225,11 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
     save(step)
   save(step, force=True)
   mngr.wait_until_finished()
-  export = checkpoints.export_params(cfg.workdir / "export", full_params(), _meta(cfg, phase) | {"step": step})
+  meta = _meta(cfg, phase) | {"step": step}
+  export = checkpoints.export_params(cfg.workdir / "export", full_params(), meta)
+  # Each phase's final params stay too: a later phase can be worse (phase 2's collapse at
+  # small scale, BUILD_NOTES), and the export/ above is overwritten by the next phase.
+  checkpoints.export_params(cfg.workdir / f"export_phase{phase}", full_params(), meta)
   print(f"phase {phase}: done at step {step} in {_fmt_time(time.time() - t_start)}; "
         f"inference params in {export}", flush=True)
   if hasattr(data_it, "close"):
