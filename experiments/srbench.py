@@ -40,6 +40,7 @@ _GROUP = flags.DEFINE_list("group", ["strogatz"], "strogatz, feynman, blackbox, 
 _NOISE = flags.DEFINE_list("noise", ["0"], "Target noise levels (ground-truth groups).")
 _TRIALS = flags.DEFINE_integer("trials", 1, "Trials per (dataset, noise).")
 _POOL = flags.DEFINE_integer("pool_size", None, "Override the preset's pool size P.")
+_TEMPERATURE = flags.DEFINE_float("temperature", None, "Override the preset's sampling temperature tau.")
 _OUT = flags.DEFINE_string("out_dir", None, "Results directory (default experiments/results/srbench_<preset>_<mode>).")
 _SUMMARY = flags.DEFINE_bool("summary_only", False, "Only print the summary of OUT_DIR.")
 
@@ -61,8 +62,8 @@ def main(argv):
     sys.exit(f"error: need 0 <= --shard_index < --num_shards (got {FLAGS.shard_index}, {FLAGS.num_shards})")
   groups = list(datasets.GROUPS[:3]) if "all" in _GROUP.value else _GROUP.value
   names = FLAGS.datasets or [d.name for d in datasets.list_datasets() if d.group in groups]
-  overrides = runner.search_overrides("rounds", "iters", "pool_size", "n_init", "workers",
-                                      "simplify_helpers", "fitter")
+  overrides = runner.search_overrides("rounds", "iters", "pool_size", "n_init", "temperature",
+                                      "workers", "simplify_helpers", "fitter")
   try:
     sweep = sweep_lib.Sweep(
         out_dir, tuple(names), tuple(float(n) for n in _NOISE.value), _TRIALS.value,

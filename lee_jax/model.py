@@ -83,6 +83,26 @@ def _table(cfg: configs.ModelConfig, rows: int, dim: int, rngs: nnx.Rngs) -> nnx
   return nnx.Param(_EMBED_INIT(rngs.params(), (rows, dim), jnp.dtype(cfg.param_dtype)))
 
 
+CUDNN_LENGTH_MULTIPLE = 8  # pad_attention_lengths: what the cuDNN path is given
+
+
+def pad_attention_lengths(q, k, v, kv_lengths, multiple: int = CUDNN_LENGTH_MULTIPLE):
+  """Pad q [B, T, N, H] and k, v [B, S, N, H] along T and S to multiples of `multiple`.
+
+  cuDNN's fused attention rejects odd lengths in training with a padding mask (measured on
+  the H100: "Unsupported sequence length Q 63, KV 63" for the expression decoder's 63
+  inputs). Padded keys are hidden by the returned kv_lengths [B] (the original S where none
+  was given); padded query rows are garbage for the caller to slice off ([:, :T]). With a
+  causal mask, real queries never see a padded key, which sits after them.
+  """
+  t, s = q.shape[1], k.shape[1]
+  pad_t, pad_s = -t % multiple, -s % multiple
+  if kv_lengths is None and pad_s:
+    kv_lengths = jnp.full((q.shape[0],), s, jnp.int32)
+  widen = lambda a, n: jnp.pad(a, ((0, 0), (0, n), (0, 0), (0, 0))) if n else a
+  return widen(q, pad_t), widen(k, pad_s), widen(v, pad_s), kv_lengths
+
+
 class Attention(nnx.Module):
   """Multi-head attention: fused QKV for self-attention, Q + fused KV for cross-attention."""
 
@@ -117,9 +137,13 @@ class Attention(nnx.Module):
 
     impl overrides cfg.attention_impl (cached decoding always uses 'xla': T == 1).
     """
+    impl = self.impl if impl == "config" else impl
+    t = q.shape[1]
+    if impl == "cudnn":
+      q, k, v, kv_lengths = pad_attention_lengths(q, k, v, kv_lengths)
     o = jax.nn.dot_product_attention(
-        q, k, v, is_causal=is_causal, key_value_seq_lengths=kv_lengths,
-        implementation=self.impl if impl == "config" else impl)
+        q, k, v, is_causal=is_causal, key_value_seq_lengths=kv_lengths, implementation=impl)
+    o = o[:, :t]
     return self.out(o.reshape(*o.shape[:2], -1))
 
 

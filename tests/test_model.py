@@ -59,6 +59,30 @@ def test_get_model_config():
     configs.get_model_config("huge")
 
 
+def test_resolve_attention():
+  assert configs.resolve_attention("auto", "bfloat16", "gpu") == "cudnn"
+  assert configs.resolve_attention("auto", "float32", "gpu") is None  # cuDNN needs 16-bit
+  assert configs.resolve_attention("auto", "bfloat16", "cpu") is None
+  assert configs.resolve_attention("xla", "bfloat16", "gpu") is None
+  assert configs.resolve_attention("cudnn", "bfloat16", "cpu") == "cudnn"
+
+
+@pytest.mark.parametrize("t,s,causal,lengths", [
+    (63, 63, True, None),  # the expression decoder's self-attention (the H100 error)
+    (63, 4, False, None),  # its cross-attention to K=4 memory tokens
+    (201, 201, False, (201, 150, 7)),  # encoder-like, padding expressed as lengths
+])
+def test_pad_attention_lengths_leaves_attention_unchanged(t, s, causal, lengths):
+  q, k, v = (jax.random.normal(jax.random.key(i), (3, n, 2, 8))
+             for i, n in ((0, t), (1, s), (2, s)))
+  kv = None if lengths is None else jnp.array(lengths, jnp.int32)
+  want = jax.nn.dot_product_attention(q, k, v, is_causal=causal, key_value_seq_lengths=kv)
+  qp, kp, vp, kvp = M.pad_attention_lengths(q, k, v, kv)
+  assert qp.shape[1] % 8 == 0 and kp.shape[1] % 8 == 0 and vp.shape == kp.shape
+  got = jax.nn.dot_product_attention(qp, kp, vp, is_causal=causal, key_value_seq_lengths=kvp)
+  np.testing.assert_allclose(got[:, :t], want, rtol=1e-5, atol=1e-6)
+
+
 def test_param_counts():
   count = lambda name: M.count_params(
       nnx.eval_shape(lambda: M.LEE(configs.MODELS[name], rngs=nnx.Rngs(0))))

@@ -115,6 +115,11 @@ def test_cli_killed_run_resumes_then_phase2_starts_from_phase1(tmp_path):
   assert f"initialised from {phase1} step {steps}" in r2.stdout
   meta = json.loads((run / "export" / "meta.json").read_text())
   assert meta["phase"] == 2 and meta["step"] == 2
+  # Each finished phase also keeps its own export (phase 2 can be worse than phase 1).
+  for phase, step in ((1, steps), (2, 2)):
+    meta = json.loads((run / f"export_phase{phase}" / "meta.json").read_text())
+    assert meta["phase"] == phase and meta["step"] == step
+    assert meta["model_config"]["attention_impl"] is None  # --attention is not stored
 
 
 @pytest.mark.slow
