@@ -6,6 +6,8 @@
 #   bash experiments/gpu_session.sh go [MINUTES]     # the whole lease in 3 calls: benchmarks,
 #       # then phases 1-5 sized from the measured step rate to end MINUTES (default 23) after
 #       # this call began, exported to bf16 by the same background job; `watch` twice more
+#       # (2026-11-25: ~3.5 min of benchmarks; phase 1 ran at ~15 steps/s, pipeline-bound; kill a
+#       # diverging run with `pkill -f "phase=al[l]"`: a pattern that does not match itself)
 #   bash experiments/gpu_session.sh bench            # ~5 min: train/data/fit benchmarks -> $OUT
 #   bash experiments/gpu_session.sh train 1500 2000,1200,2000,1200,1600
 #       # starts phases 1-5 in the background (setsid: it outlives the call while the machine
@@ -28,6 +30,8 @@ MODEL=${MODEL:-small}
 WORKERS=${WORKERS:-12}
 ALIGN_SCALE=${ALIGN_SCALE:-1}
 BATCH=${BATCH:-256}
+INIT_FROM=${INIT_FROM:-}        # go: phase 1 starts from these params (e.g. the kept run E)
+ALIGN_DIRECTION=${ALIGN_DIRECTION:-q_to_p}  # go: Eq. 8 (q_to_p) or the p_to_q variant
 PAPER_BENCH=${PAPER_BENCH:-1}  # go: also benchmark the `paper` model (0 for a CPU smoke test)
 WATCH_END=${WATCH_END:-540}    # go: seconds after the call began at which it stops watching
 export PYTHONUNBUFFERED=1
@@ -118,7 +122,8 @@ print(','.join(str(max(50, int(total * w / 20))) for w in (5, 3, 5, 3, 4)))") \
     rm -f "$RUN/DONE"
     setsid nohup bash -c "python3 -m lee_jax.train --phase=all --model=$MODEL --workdir=$RUN --batch_size=$BATCH \
       --steps=$steps --max_seconds=$seconds --workers=$WORKERS --save_every=1000 \
-      --log_every=100 --attention=$attention --align_scale=$ALIGN_SCALE; touch $RUN/DONE" \
+      --log_every=100 --attention=$attention --align_scale=$ALIGN_SCALE \
+      --align_direction=$ALIGN_DIRECTION ${INIT_FROM:+--init_from=$INIT_FROM}; touch $RUN/DONE" \
       >"$RUN/train.log" 2>&1 < /dev/null &
     sleep 5
     watch $(( t0 + WATCH_END - $(date +%s) ))
