@@ -3,10 +3,14 @@ import subprocess
 import sys
 import textwrap
 
-# A program that takes well over compile_cache.MIN_COMPILE_SECONDS to compile on a CPU.
+# A small program, cached whatever its compile time: the threshold is set to 0 here, since
+# on a fast, quiet CPU this program's backend compile fell under the 0.2 s default and the
+# tests failed at random (2026-11-25). What is tested is where the cache goes and that it
+# is read back, not the threshold.
 _RUN = textwrap.dedent("""
     import jax, jax.numpy as jnp
     from lee_jax import compile_cache
+    compile_cache.MIN_COMPILE_SECONDS = 0.0
     print(compile_cache.enable())
 
     def f(x):
