@@ -6,8 +6,9 @@
 FLOPs come from XLA's cost analysis of the lowered (not yet compiled) step: forward +
 backward + optimizer, so MFU = flops / step_time / peak. The compiled program's analysis is
 not used: on the GPU it leaves out the cuBLAS matmul calls (small: 0.75 TFLOP/step
-compiled against 6.18 lowered; on the CPU the two agree within 5%). One fixed batch from the real pipeline is reused, so the
-number is the model's, not the data pipeline's (see bench_data.py for that).
+compiled against 6.18 lowered; on the CPU the two agree within 5%). One fixed batch from
+the real pipeline is reused, so the number is the model's, not the data pipeline's (see
+bench_data.py for that).
 """
 
 import time

@@ -4,9 +4,10 @@
 # the device machine, with `.whl` carried (../shared/gpu/wheels.sh fetches grain and friends):
 #
 #   bash experiments/gpu_session.sh go [MINUTES]     # the whole lease in 3 calls: benchmarks,
-#       # then phases 1-5 sized from the measured step rate to end MINUTES (default 23) after
-#       # this call began, exported to bf16 by the same background job; `watch` twice more
-#       # (2026-11-25: ~3.5 min of benchmarks; phase 1 ran at ~15 steps/s, pipeline-bound; kill a
+#       # then phases 1-5 in the background, sized from the measured step rate to end MINUTES
+#       # (default 23) after this call began; then `watch` twice more. Every watch ends by
+#       # bringing back phase 1's and the latest phase's params in bf16 (collect).
+#       # (2026-11-25: 5.5 min of benchmarks; phase 1 ran at ~15 steps/s, pipeline-bound; kill a
 #       # diverging run with `pkill -f "phase=al[l]"`: a pattern that does not match itself)
 #   bash experiments/gpu_session.sh bench            # ~5 min: train/data/fit benchmarks -> $OUT
 #   bash experiments/gpu_session.sh train 1500 2000,1200,2000,1200,1600

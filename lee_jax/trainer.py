@@ -225,11 +225,11 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
     save(step)
   save(step, force=True)
   mngr.wait_until_finished()
-  meta = _meta(cfg, phase) | {"step": step}
-  export = checkpoints.export_params(cfg.workdir / "export", full_params(), meta)
+  meta, params = _meta(cfg, phase) | {"step": step}, full_params()
+  export = checkpoints.export_params(cfg.workdir / "export", params, meta)
   # Each phase's final params stay too: a later phase can be worse (phase 2's collapse at
   # small scale, BUILD_NOTES), and the export/ above is overwritten by the next phase.
-  checkpoints.export_params(cfg.workdir / f"export_phase{phase}", full_params(), meta)
+  checkpoints.export_params(cfg.workdir / f"export_phase{phase}", params, meta)
   print(f"phase {phase}: done at step {step} in {_fmt_time(time.time() - t_start)}; "
         f"inference params in {export}", flush=True)
   if hasattr(data_it, "close"):
