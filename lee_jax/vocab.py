@@ -45,6 +45,7 @@ PLUS_ID, MINUS_ID = TOKEN_TO_ID["+"], TOKEN_TO_ID["-"]
 FIRST_VAR_ID = TOKEN_TO_ID["x0"]
 FIRST_DIGIT_ID = TOKEN_TO_ID["0"]
 MAX_VARIABLES = len(VARIABLES)
+_VARIABLE_TOKENS = frozenset(VARIABLES)
 CONST_LEN = 9
 
 ARITY: dict[str, int] = {**{b: 2 for b in BINARY}, **{u: 1 for u in UNARY}}
@@ -70,7 +71,7 @@ class OperatorInfo:
 
 
 def is_variable(token: str) -> bool:
-  return token in TOKEN_TO_ID and token.startswith("x") and token[1:].isdigit()
+  return token in _VARIABLE_TOKENS  # a set lookup: the grammar and evaluators call this a lot
 
 
 def variable_index(token: str) -> int:

@@ -78,3 +78,28 @@ def test_same_seed_same_expression():
   a = grammar.sample(np.random.default_rng(5), CFG)
   b = grammar.sample(np.random.default_rng(5), CFG)
   assert a == b
+
+
+def test_draw_matches_generator_choice():
+  # _draw replaces rng.choice(n, p=w) for speed; it must consume and return the same draws,
+  # or the training stream (and every resumed run's data position) would change.
+  for weights in (grammar.GrammarConfig().unary_weights, (0.6, 0.3, 0.1), (3.0, 2.0, 3.0, 2.0)):
+    a, b = np.random.default_rng(11), np.random.default_rng(11)
+    p = np.asarray(weights) / sum(weights)
+    got = [grammar._draw(a, tuple(weights)) for _ in range(2000)]
+    want = [int(b.choice(len(weights), p=p)) for _ in range(2000)]
+    assert got == want
+    assert a.random() == b.random()  # both streams are at the same position afterwards
+
+
+def test_wrap_random_node_only_wraps_variable_bearing_nodes():
+  rng = np.random.default_rng(0)
+  # add(const, x0): only the add node and x0 carry a variable.
+  tree = E.op("add", E.const(2.0), E.var(0))
+  seen = set()
+  for _ in range(200):
+    wrapped = grammar._wrap_random_node(rng, tree, "sin")
+    inner = [n for n in E.walk(wrapped) if n.name == "sin"]
+    assert len(inner) == 1
+    seen.add(str(inner[0].children[0]))
+  assert seen == {str(tree), "x0"}
