@@ -33,6 +33,9 @@ ALIGN_SCALE=${ALIGN_SCALE:-1}
 BATCH=${BATCH:-256}
 INIT_FROM=${INIT_FROM:-}        # go: phase 1 starts from these params (e.g. the kept run E)
 ALIGN_DIRECTION=${ALIGN_DIRECTION:-q_to_p}  # go: Eq. 8 (q_to_p) or the p_to_q variant
+ALIGN_TARGET=${ALIGN_TARGET:-ema}  # go: Eq. 8's p from an EMA of the weights, or online
+STEPS=${STEPS:-}  # go: five step counts instead of sizing them (e.g. 1,2000,3000,2000,2500
+                  # after INIT_FROM=params_E: phase 1 is already trained)
 PAPER_BENCH=${PAPER_BENCH:-1}  # go: also benchmark the `paper` model (0 for a CPU smoke test)
 WATCH_END=${WATCH_END:-540}    # go: seconds after the call began at which it stops watching
 export PYTHONUNBUFFERED=1
@@ -118,13 +121,15 @@ r = min($rate, ${data_rate:-1e9}) / $BATCH
 total = r * max($seconds - 300, 60) / 0.85
 print(','.join(str(max(50, int(total * w / 20))) for w in (5, 3, 5, 3, 4)))") \
       || { echo "could not size the run" >&2; exit 1; }
+    steps=${STEPS:-$steps}
     echo "step rate $rate ex/s, pipeline ${data_rate:-?} ex/s, $seconds s left: steps $steps, attention $attention"
     mkdir -p "$RUN"
     rm -f "$RUN/DONE"
     setsid nohup bash -c "python3 -m lee_jax.train --phase=all --model=$MODEL --workdir=$RUN --batch_size=$BATCH \
       --steps=$steps --max_seconds=$seconds --workers=$WORKERS --save_every=1000 \
       --log_every=100 --attention=$attention --align_scale=$ALIGN_SCALE \
-      --align_direction=$ALIGN_DIRECTION ${INIT_FROM:+--init_from=$INIT_FROM}; touch $RUN/DONE" \
+      --align_direction=$ALIGN_DIRECTION --align_target=$ALIGN_TARGET \
+      ${INIT_FROM:+--init_from=$INIT_FROM}; touch $RUN/DONE" \
       >"$RUN/train.log" 2>&1 < /dev/null &
     sleep 5
     watch $(( t0 + WATCH_END - $(date +%s) ))

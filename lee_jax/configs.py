@@ -127,6 +127,9 @@ class LossWeights:
 
 
 ALIGN_DIRECTIONS = ("q_to_p", "p_to_q")  # LossWeights.align_direction
+# Where Eq. 8's target p(z|D) comes from (trainer.TrainConfig.align_target): 'ema' is an
+# exponential moving average of the encoder's weights, 'online' the encoder being trained.
+ALIGN_TARGETS = ("ema", "online")
 
 
 ALL_MODULES = ("encoder", "expr_decoder", "eval_decoder")  # LEE attribute names

@@ -84,7 +84,7 @@ def znorm_loss(z: jax.Array) -> jax.Array:
 
 
 def total_loss(model, batch: dict, rng: jax.Array, weights: configs.LossWeights,
-               cfg: configs.ModelConfig) -> tuple[jax.Array, dict[str, jax.Array]]:
+               cfg: configs.ModelConfig, align_target=None) -> tuple[jax.Array, dict[str, jax.Array]]:
   """Eq. 7 on one batch (pipeline.make_example keys with a leading B axis).
 
   Args:
@@ -94,6 +94,8 @@ def total_loss(model, batch: dict, rng: jax.Array, weights: configs.LossWeights,
     rng: key for dropout and reparameterization (None: deterministic, e.g. for eval).
     weights: the phase's loss weights; a 0 weight skips that branch entirely.
     cfg: the model config (use_vae=False swaps KL for znorm_loss and drops align).
+    align_target: the module whose scatter-only encoding is L_align's p(z|D): None for
+      `model` itself (Eq. 8 read literally), or a slow copy of it (the trainer's EMA target).
   Returns: (weighted loss [], metrics: 'loss' and each computed term, plus accuracies).
   """
   r_enc, r_expr, r_eval, r_renc, r_rdec = (
@@ -122,7 +124,9 @@ def total_loss(model, batch: dict, rng: jax.Array, weights: configs.LossWeights,
   if weights.align and cfg.use_vae:
     # p(z|D) runs deterministically (no dropout). As the paper's target it is wrapped in
     # stop_gradient, so autodiff prunes this whole branch from the backward pass.
-    _, mu_p, logvar_p = model.encode_scatter(x, y, mask)
+    if align_target is not None and weights.align_direction != "q_to_p":
+      raise ValueError("a separate align target needs align_direction='q_to_p': p_to_q trains p")
+    _, mu_p, logvar_p = (model if align_target is None else align_target).encode_scatter(x, y, mask)
     if weights.align_direction == "q_to_p":
       mu_p, logvar_p = jax.lax.stop_gradient((mu_p, logvar_p))
     add("align", align_loss(mu, logvar, mu_p, logvar_p, weights.align_direction), weights.align)

@@ -65,6 +65,13 @@ _ALIGN_DIRECTION = flags.DEFINE_enum(
     "paper's). p_to_q: KL(sg q || p), which trains the scatter-only encoding toward the "
     "posterior instead (a deviation for small models; BUILD_NOTES 'Training runs').")
 
+_ALIGN_TARGET = flags.DEFINE_enum(
+    "align_target", "ema", list(configs.ALIGN_TARGETS), "Where L_align's target p(z|D) comes "
+    "from: ema, a slow exponential moving average of the weights (our deviation: with the "
+    "online weights, Eq. 8 chases its own moving target and diverged, BUILD_NOTES), or online.")
+_ALIGN_EMA = flags.DEFINE_float("align_ema", 0.99, "Per-step decay of the EMA align target "
+                                 "(--align_target=ema with --align_direction=q_to_p).")
+
 
 def config_from_flags() -> tuple[TrainConfig, list[int]]:
   phases = list(range(1, 6)) if _PHASE.value == "all" else None
@@ -95,7 +102,8 @@ def config_from_flags() -> tuple[TrainConfig, list[int]]:
       clip_norm=_CLIP.value, seed=_SEED.value, max_seconds=_MAX_SECONDS.value, resume=_RESUME.value,
       init=_INIT.value, init_from=_INIT_FROM.value, workers=_WORKERS.value, log_every=max(1, _LOG_EVERY.value),
       save_every=max(1, _SAVE_EVERY.value), keep=max(1, _KEEP.value), align_scale=_ALIGN_SCALE.value,
-      align_direction=_ALIGN_DIRECTION.value, attention=_ATTENTION.value)
+      align_direction=_ALIGN_DIRECTION.value, align_target=_ALIGN_TARGET.value,
+      align_ema=_ALIGN_EMA.value, attention=_ATTENTION.value)
   return cfg, phases
 
 

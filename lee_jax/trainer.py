@@ -11,6 +11,7 @@ import dataclasses
 import functools
 import pathlib
 import time
+from typing import Any, NamedTuple
 
 from flax import nnx
 import jax
@@ -25,6 +26,10 @@ from lee_jax import metrics_log
 from lee_jax import model as model_lib
 from lee_jax import pipeline
 from lee_jax import sharding
+
+
+class TrainError(ValueError):
+  """Bad flags or a missing prerequisite: one line for the user."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,30 +55,73 @@ class TrainConfig:
   keep: int = 3
   align_scale: float = 1.0  # times Table 7's lambda_align in every phase (1: the paper's)
   align_direction: str = "q_to_p"  # configs.LossWeights.align_direction
+  # configs.ALIGN_TARGETS: p(z|D) of Eq. 8 from an EMA of the weights (decay align_ema) or
+  # from the online weights (the paper read literally; diverged at both our scales).
+  align_target: str = "ema"
+  align_ema: float = 0.99
   attention: str = "auto"  # configs.ATTENTION_IMPLS; an execution detail, not stored in meta
 
+  def __post_init__(self):
+    if self.align_target not in configs.ALIGN_TARGETS:
+      raise TrainError(f"align target must be one of {configs.ALIGN_TARGETS}, got {self.align_target!r}")
+    if not 0.0 <= self.align_ema < 1.0:
+      raise TrainError(f"--align_ema must be in [0, 1), got {self.align_ema:g}")
 
-class TrainError(ValueError):
-  """Bad flags or a missing prerequisite: one line for the user."""
+
+class TargetState(NamedTuple):
+  """Optimizer-chain state holding the EMA of the params that L_align's target p(z|D) uses."""
+  params: Any
 
 
-def optimizer(cfg: TrainConfig, steps: int) -> optax.GradientTransformation:
+def ema_target(decay: float) -> optax.GradientTransformation:
+  """Last link of the optimizer chain: keep an EMA of the params after each update.
+
+  Living in the optimizer state, the copy is checkpointed and restored with it, and a new
+  phase (a new optimizer) starts it at that phase's initial params.
+  """
+
+  def init(params):
+    return TargetState(jax.tree.map(lambda p: jnp.array(p, copy=True), params))
+
+  def update(updates, state, params):
+    new = optax.apply_updates(params, updates)
+    return updates, TargetState(jax.tree.map(
+        lambda e, p: (decay * e + (1.0 - decay) * p).astype(e.dtype), state.params, new))
+
+  return optax.GradientTransformation(init, update)
+
+
+def uses_ema_target(cfg: TrainConfig, weights: configs.LossWeights) -> bool:
+  """Whether this phase's L_align reads p from the EMA copy (p_to_q trains p itself: no copy)."""
+  return (bool(weights.align) and cfg.model_cfg.use_vae and cfg.align_target == "ema"
+          and weights.align_direction == "q_to_p")
+
+
+def optimizer(cfg: TrainConfig, steps: int, ema: bool = False) -> optax.GradientTransformation:
+  """AdamW with warm-up + cosine decay; ema=True appends ema_target (the align target)."""
   warmup = max(1, min(cfg.warmup, steps // 10))
   schedule = optax.warmup_cosine_decay_schedule(0.0, cfg.lr, warmup, max(steps, warmup + 1),
                                                 end_value=cfg.min_lr)
-  return optax.chain(optax.clip_by_global_norm(cfg.clip_norm),
-                     optax.adamw(schedule, b1=0.9, b2=0.999, weight_decay=cfg.weight_decay))
+  links = [optax.clip_by_global_norm(cfg.clip_norm),
+           optax.adamw(schedule, b1=0.9, b2=0.999, weight_decay=cfg.weight_decay)]
+  return optax.chain(*links, *([ema_target(cfg.align_ema)] if ema else []))
 
 
-def make_train_step(graphdef, tx, weights: configs.LossWeights, model_cfg: configs.ModelConfig):
-  """One jitted update of the trainable params; frozen params and the rest are constants."""
+def make_train_step(graphdef, tx, weights: configs.LossWeights, model_cfg: configs.ModelConfig,
+                    ema: bool = False):
+  """One jitted update of the trainable params; frozen params and the rest are constants.
+
+  ema=True: tx ends in ema_target, and L_align's p(z|D) comes from that EMA copy.
+  """
 
   @functools.partial(jax.jit, donate_argnums=(0, 1))
   def step(trainable, opt_state, frozen, rest, batch, key, step_index):
     rng = jax.random.fold_in(key, step_index)  # the step's randomness depends on the step only
+    target = nnx.merge(graphdef, opt_state[-1].params, frozen, rest) if ema else None
 
     def loss_fn(tr):
-      return losses.total_loss(nnx.merge(graphdef, tr, frozen, rest), batch, rng, weights, model_cfg)
+      return losses.total_loss(nnx.merge(graphdef, tr, frozen, rest), batch, rng, weights,
+                               model_cfg, align_target=target)
 
     (_, metrics), grads = jax.value_and_grad(loss_fn, has_aux=True)(trainable)
     updates, opt_state = tx.update(grads, opt_state, trainable)
@@ -84,8 +132,13 @@ def make_train_step(graphdef, tx, weights: configs.LossWeights, model_cfg: confi
 
 
 def _meta(cfg: TrainConfig, phase: int) -> dict:
-  return {"model": cfg.model, "model_config": dataclasses.asdict(cfg.model_cfg), "phase": phase,
-          "loss_weights": dataclasses.asdict(phase_weights(cfg, phase))}
+  weights = phase_weights(cfg, phase)
+  meta = {"model": cfg.model, "model_config": dataclasses.asdict(cfg.model_cfg), "phase": phase,
+          "loss_weights": dataclasses.asdict(weights)}
+  if weights.align and cfg.model_cfg.use_vae:
+    ema = uses_ema_target(cfg, weights)
+    meta["align_target"] = {"kind": "ema" if ema else "online", "decay": cfg.align_ema if ema else None}
+  return meta
 
 
 def phase_weights(cfg: TrainConfig, phase: int) -> configs.LossWeights:
@@ -157,7 +210,9 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
     return nnx.state(nnx.merge(graphdef, trainable, frozen, rest), nnx.Param)
 
   graphdef, trainable, frozen, rest = split_placed(model)
-  tx = optimizer(cfg, steps)
+  weights = phase_weights(cfg, phase)
+  ema = uses_ema_target(cfg, weights)
+  tx = optimizer(cfg, steps, ema)
   opt_state = jax.device_put(tx.init(trainable), repl)
 
   # --- data: phase-specific stream, this host's slice
@@ -185,8 +240,7 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
     checkpoints.save(mngr, step, full_params(), opt_state, data_it, _meta(cfg, phase), force=force)
 
   # --- loop
-  weights = phase_weights(cfg, phase)
-  step_fn = make_train_step(graphdef, tx, weights, run_cfg)
+  step_fn = make_train_step(graphdef, tx, weights, run_cfg, ema)
   log = metrics_log.MetricsLog(cfg.workdir)
   key = jax.random.key(cfg.seed * 100 + phase)
   last: dict = {}
@@ -196,7 +250,8 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
         f"{jax.device_count()} device(s), model {cfg.model}, attention "
         f"{run_cfg.attention_impl or 'xla'}"
         + (f", align weight {weights.align:g}" if cfg.align_scale != 1 else "")
-        + (f", align {cfg.align_direction}" if cfg.align_direction != "q_to_p" else ""),
+        + (f", align {cfg.align_direction}" if cfg.align_direction != "q_to_p" else "")
+        + (f", align target ema({cfg.align_ema:g})" if ema else ""),
         flush=True)
   while step < steps:
     batch = sharding.shard_batch(next(data_it), mesh)

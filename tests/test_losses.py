@@ -180,3 +180,30 @@ def test_overfit_one_batch(batch):
   assert np.all(np.isfinite(history))
   first, last = np.mean(history[:5]), np.mean(history[-5:])
   assert last < 0.5 * first, (first, last, len(history))
+
+
+@pytest.mark.slow
+def test_align_target_supplies_p_and_gets_no_gradient(tiny_cfg, batch):
+  # The trainer's EMA target: a second module (here another init) computes p(z|D).
+  lee, other = M.LEE(tiny_cfg, rngs=nnx.Rngs(0)), M.LEE(tiny_cfg, rngs=nnx.Rngs(1))
+  graphdef, params = nnx.split(lee, nnx.Param)
+  _, tparams = nnx.split(other, nnx.Param)
+  x, y, pm = batch["x"], batch["y"], batch["point_mask"]
+  weights = configs.LossWeights(expr=0.0, eval=0.0, kl=0.0, align=1.0, refine=0.0)
+
+  def total(p, tp):
+    return losses.total_loss(nnx.merge(graphdef, p), batch, None, weights, tiny_cfg,
+                             align_target=nnx.merge(graphdef, tp))
+
+  (value, metrics), (g_p, g_t) = jax.jit(jax.value_and_grad(total, argnums=(0, 1), has_aux=True))(
+      params, tparams)
+  _, mu_q, lv_q = lee.encode(batch["tokens"], x, y, pm)
+  _, mu_p, lv_p = other.encode_scatter(x, y, pm)
+  _, mu_self, lv_self = lee.encode_scatter(x, y, pm)
+  np.testing.assert_allclose(metrics["align"], losses.gaussian_kl(mu_q, lv_q, mu_p, lv_p), rtol=1e-5)
+  assert abs(float(metrics["align"]) - float(losses.gaussian_kl(mu_q, lv_q, mu_self, lv_self))) > 1e-3
+  assert all(np.all(np.asarray(g) == 0) for g in jax.tree.leaves(g_t))
+  assert any(np.any(np.asarray(g) != 0) for g in jax.tree.leaves(g_p))
+  with pytest.raises(ValueError, match="q_to_p"):
+    losses.total_loss(lee, batch, None, dataclasses.replace(weights, align_direction="p_to_q"),
+                      tiny_cfg, align_target=other)

@@ -1,3 +1,4 @@
+import dataclasses
 import json
 import os
 import pathlib
@@ -179,3 +180,39 @@ def test_align_scale_scales_phase_2_align_weight(tmp_path):
   assert records and all("align" not in r and "expr" in r for r in records)
   meta = json.loads((tmp_path / "export" / "meta.json").read_text())
   assert meta["loss_weights"]["align"] == 0.0
+
+
+def test_ema_target_tracks_the_updated_params():
+  tx = train.optimizer(_cfg("/tmp/unused", align_ema=0.75), steps=10, ema=True)
+  params = {"w": jax.numpy.ones(3)}
+  state = tx.init(params)
+  np.testing.assert_array_equal(state[-1].params["w"], np.ones(3))
+  grads = {"w": jax.numpy.array([1.0, -1.0, 0.0])}
+  updates, state = tx.update(grads, state, params)
+  new = params["w"] + updates["w"]
+  np.testing.assert_allclose(state[-1].params["w"], 0.75 * 1.0 + 0.25 * new, rtol=1e-6)
+  assert len(train.optimizer(_cfg("/tmp/unused"), steps=10)) == 2  # no copy unless asked
+
+
+def test_phase_uses_ema_target_only_where_align_trains_q():
+  cfg = _cfg("/tmp/unused")
+  assert not train.uses_ema_target(cfg, train.phase_weights(cfg, 1))  # no align in phase 1
+  assert train.uses_ema_target(cfg, train.phase_weights(cfg, 2))
+  for other in (dict(align_target="online"), dict(align_direction="p_to_q")):
+    c = _cfg("/tmp/unused", **other)
+    assert not train.uses_ema_target(c, train.phase_weights(c, 2))
+  with pytest.raises(train.TrainError, match="align_ema"):
+    _cfg("/tmp/unused", align_ema=1.0)
+  with pytest.raises(train.TrainError, match="align target"):
+    _cfg("/tmp/unused", align_target="target_net")
+
+
+@pytest.mark.slow
+def test_phase2_with_ema_target_resumes_and_records_it(tmp_path):
+  cfg = _cfg(tmp_path, steps=3, init="scratch")
+  out = train.train_phase(dataclasses.replace(cfg, steps=(3, 2, 3, 3, 3)), phase=2)
+  assert out["finished"] and np.isfinite(out["align"])
+  out = train.train_phase(cfg, phase=2)  # resumes step 2 -> 3, EMA copy restored from the checkpoint
+  assert out["finished"] and out["step"] == 3
+  meta = json.loads((tmp_path / "export_phase2" / "meta.json").read_text())
+  assert meta["align_target"] == {"kind": "ema", "decay": 0.99}
