@@ -137,3 +137,20 @@ def total_loss(model, batch: dict, rng: jax.Array, weights: configs.LossWeights,
     metrics["refine_acc"] = acc
   metrics["loss"] = loss
   return loss, metrics
+
+
+def held_out_metrics(model, batch: dict, cfg: configs.ModelConfig) -> dict[str, jax.Array]:
+  """Deterministic probes of a batch the optimizer never sees (the trainer's val batch).
+
+  val_expr_acc: teacher-forced token accuracy decoding from mu(tokens, D), the autoencoder;
+  val_scatter_acc: the same from the scatter-only mu(PAD, D), what inference starts from
+  (phase 1 never trains it; phases 2-5 should raise it); val_align: Eq. 8 between the two.
+  """
+  tokens, x, y, mask = batch["tokens"], batch["x"], batch["y"], batch["point_mask"]
+  _, mu, logvar = model.encode(tokens, x, y, mask)
+  _, mu_p, logvar_p = model.encode_scatter(x, y, mask)
+  out = {"val_expr_acc": expr_loss(model.decode_logits(mu, tokens), tokens[:, 1:])[1],
+         "val_scatter_acc": expr_loss(model.decode_logits(mu_p, tokens), tokens[:, 1:])[1]}
+  if cfg.use_vae:
+    out["val_align"] = gaussian_kl(mu, logvar, mu_p, logvar_p)
+  return out

@@ -50,7 +50,7 @@ def plot(workdir: str | pathlib.Path, out: str | pathlib.Path | None = None) -> 
   for ax, key in zip(axes.flat, keys):
     pts = [(x, r[key]) for x, r in zip(xs, records) if key in r]
     ax.plot([p[0] for p in pts], [p[1] for p in pts], lw=1)
-    if key in ("loss", "expr", "refine", "kl", "align", "grad_norm") and all(p[1] > 0 for p in pts):
+    if key in ("loss", "expr", "refine", "kl", "align", "val_align", "grad_norm") and all(p[1] > 0 for p in pts):
       ax.set_yscale("log")
     for x0, p in starts:
       ax.axvline(x0, color="gray", ls="--", lw=0.6)

@@ -131,6 +131,16 @@ def make_train_step(graphdef, tx, weights: configs.LossWeights, model_cfg: confi
   return step
 
 
+def make_eval_step(graphdef, model_cfg: configs.ModelConfig):
+  """losses.held_out_metrics, jitted, on the split params."""
+
+  @jax.jit
+  def evaluate(trainable, frozen, rest, batch):
+    return losses.held_out_metrics(nnx.merge(graphdef, trainable, frozen, rest), batch, model_cfg)
+
+  return evaluate
+
+
 def _meta(cfg: TrainConfig, phase: int) -> dict:
   weights = phase_weights(cfg, phase)
   meta = {"model": cfg.model, "model_config": dataclasses.asdict(cfg.model_cfg), "phase": phase,
@@ -219,6 +229,10 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
   data_cfg = pipeline.DataConfig(max_len=cfg.model_cfg.max_len)
   data_it = iter(pipeline.batches(data_cfg, cfg.seed * 10 + phase, cfg.batch_size // jax.process_count(),
                                   workers=cfg.workers, shard=sharding.host_shard()))
+  # One fixed batch of validation-split expressions, probed at every log step.
+  val_batch = sharding.shard_batch(next(iter(pipeline.batches(
+      dataclasses.replace(data_cfg, split="val"), 7, cfg.batch_size // jax.process_count(),
+      shard=sharding.host_shard()))), mesh)
 
   # --- restore this phase's own progress
   mngr = checkpoints.open_manager(pdir, cfg.save_every, cfg.keep)
@@ -241,6 +255,7 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
 
   # --- loop
   step_fn = make_train_step(graphdef, tx, weights, run_cfg, ema)
+  eval_fn = make_eval_step(graphdef, run_cfg)
   log = metrics_log.MetricsLog(cfg.workdir)
   key = jax.random.key(cfg.seed * 100 + phase)
   last: dict = {}
@@ -260,7 +275,8 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
     step += 1
     out_of_time = deadline is not None and time.time() > deadline
     if step % cfg.log_every == 0 or step == steps or out_of_time:
-      last = {k: float(v) for k, v in jax.device_get(metrics).items()}
+      last = {k: float(v) for k, v in jax.device_get(
+          metrics | eval_fn(trainable, frozen, rest, val_batch)).items()}
       now = time.time()
       rate = (step - s_log) / max(now - t_log, 1e-9)
       t_log, s_log = now, step

@@ -207,3 +207,17 @@ def test_align_target_supplies_p_and_gets_no_gradient(tiny_cfg, batch):
   with pytest.raises(ValueError, match="q_to_p"):
     losses.total_loss(lee, batch, None, dataclasses.replace(weights, align_direction="p_to_q"),
                       tiny_cfg, align_target=other)
+
+
+def test_held_out_metrics_probe_both_encodings(tiny_cfg, batch):
+  lee = M.LEE(tiny_cfg, rngs=nnx.Rngs(0))
+  got = losses.held_out_metrics(lee, batch, tiny_cfg)
+  x, y, pm, t = batch["x"], batch["y"], batch["point_mask"], batch["tokens"]
+  _, mu, lv = lee.encode(t, x, y, pm)
+  _, mu_p, lv_p = lee.encode_scatter(x, y, pm)
+  np.testing.assert_allclose(got["val_expr_acc"], losses.expr_loss(lee.decode_logits(mu, t), t[:, 1:])[1])
+  np.testing.assert_allclose(got["val_scatter_acc"],
+                             losses.expr_loss(lee.decode_logits(mu_p, t), t[:, 1:])[1])
+  np.testing.assert_allclose(got["val_align"], losses.gaussian_kl(mu, lv, mu_p, lv_p), rtol=1e-5)
+  novae = dataclasses.replace(tiny_cfg, use_vae=False)
+  assert "val_align" not in losses.held_out_metrics(M.LEE(novae, rngs=nnx.Rngs(0)), batch, novae)

@@ -216,3 +216,5 @@ def test_phase2_with_ema_target_resumes_and_records_it(tmp_path):
   assert out["finished"] and out["step"] == 3
   meta = json.loads((tmp_path / "export_phase2" / "meta.json").read_text())
   assert meta["align_target"] == {"kind": "ema", "decay": 0.99}
+  records = metrics_log.read(tmp_path / "metrics.jsonl")
+  assert all(0.0 <= r["val_scatter_acc"] <= 1.0 and r["val_align"] >= 0.0 for r in records)
