@@ -129,19 +129,21 @@ def sample_tree(rng: np.random.Generator, n_vars: int, cfg: GrammarConfig) -> E.
 
 def _wrap_random_node(rng: np.random.Generator, tree: E.Node, unary: str) -> E.Node:
   """Wrap `unary` around a random variable-bearing node, never directly inside or around itself."""
-  parent_name = {id(c): n.name for n in E.walk(tree) for c in n.children}
-  has_var: dict[int, bool] = {}
+  nodes: list[E.Node | None] = []  # candidates in prefix order (None: not one)
 
-  def mark(n: E.Node) -> bool:  # one post-order pass, not a subtree walk per node
+  def visit(n: E.Node, parent: str | None) -> bool:
+    """One pass: has n a variable below it? Appends n (pre-order slot) when it qualifies."""
+    slot = len(nodes)
+    nodes.append(n)
     found = vocab.is_variable(n.name)
     for c in n.children:
-      found = mark(c) or found
-    has_var[id(n)] = found
+      found = visit(c, n.name) or found
+    if not (found and n.name != unary and parent != unary):
+      nodes[slot] = None
     return found
 
-  mark(tree)
-  nodes = [n for n in E.walk(tree) if has_var[id(n)] and n.name != unary
-           and parent_name.get(id(n)) != unary]
+  visit(tree, None)
+  nodes = [n for n in nodes if n is not None]
   target = nodes[rng.integers(len(nodes))] if nodes else None
   done = False
 
