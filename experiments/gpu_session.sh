@@ -5,8 +5,12 @@
 #
 #   bash experiments/gpu_session.sh go [MINUTES]     # the whole lease in 3 calls: benchmarks,
 #       # then phases 1-5 in the background, sized from the measured step rate to end MINUTES
-#       # (default 23) after this call began; then `watch` twice more. Every watch ends by
-#       # bringing back phase 1's and the latest phase's params in bf16 (collect).
+#       # (default 23) after this call began; then `watch` twice more. While it trains, each
+#       # finished phase's export searches Strogatz (`fast`, 2 shards, evaluate_exports), so
+#       # the lease itself shows whether a phase helps the search. Every watch ends by bringing
+#       # back logs.tgz (logs, benchmarks, search results) and the latest phase's params in
+#       # bf16 (collect; phase 1's too unless INIT_FROM gave them). With EVAL=1, leave ~5 min
+#       # after training for phase 5's search: `go 20`.
 #       # (2026-11-25: 5.5 min of benchmarks; phase 1 ran at ~15 steps/s, pipeline-bound; kill a
 #       # diverging run with `pkill -f "phase=al[l]"`: a pattern that does not match itself)
 #   bash experiments/gpu_session.sh bench            # ~5 min: train/data/fit benchmarks -> $OUT
@@ -38,6 +42,9 @@ STEPS=${STEPS:-}  # go: five step counts instead of sizing them (e.g. 1,2000,300
                   # after INIT_FROM=params_E: phase 1 is already trained)
 PAPER_BENCH=${PAPER_BENCH:-1}  # go: also benchmark the `paper` model (0 for a CPU smoke test)
 WATCH_END=${WATCH_END:-540}    # go: seconds after the call began at which it stops watching
+DTYPE=${DTYPE:-bfloat16}       # go: compute dtype (float32 for a CPU smoke test)
+EVAL=${EVAL:-1}                # watch: search Strogatz with each finished phase (evaluate_exports)
+EVAL_ARGS=${EVAL_ARGS:-}       # extra srbench.py flags for it (a smoke test: --rounds=1 --iters=5)
 export PYTHONUNBUFFERED=1
 mkdir -p "$OUT"
 
@@ -50,29 +57,70 @@ setup() {
   python3 -c "import jax, lee_jax; print('jax', jax.__version__, jax.devices())" || exit 1
 }
 
-watch() {  # follow the background run for $1 seconds (or until it and its exports end)
+watch() {  # follow the background run for $1 seconds (or until it and its evaluations end)
   local until=$(( $(date +%s) + $1 ))
   while [ "$(date +%s)" -lt "$until" ]; do
-    if [ -f "$RUN/DONE" ]; then echo "training job has ended"; break; fi
-    if ! pgrep -f "lee_jax.train" >/dev/null; then echo "training process is gone"; break; fi
+    evaluate_exports
+    if [ -f "$RUN/DONE" ] || ! pgrep -f "lee_jax.train" >/dev/null; then
+      # training is over: wait only for the evaluations still running
+      evals_running || { echo "training and evaluations have ended"; break; }
+    fi
     sleep 10
   done
   tail -n 5 "$RUN/train.log"
   collect
 }
 
-collect() {  # logs, and phase 1's and the latest phase's params in bf16 (<= 15 MiB a file) -> $OUT
-  cp "$RUN/train.log" "$OUT/train.log" 2>/dev/null
-  cp "$RUN/metrics.jsonl" "$OUT/metrics.jsonl" 2>/dev/null
-  local latest src name
+evaluate_exports() {  # EVAL=1: Strogatz `fast` (eps 0, seed 0) on each finished phase's export,
+  # beside the training (2 shards, GPU memory not preallocated), so a lease shows whether a
+  # phase helps the search; phase 1 is skipped when it came from INIT_FROM
+  [ "$EVAL" = 1 ] || return 0
+  local src p s
+  for src in $(ls -d "$RUN"/export_phase* 2>/dev/null | sort -V); do
+    p=${src##*export_phase}
+    [ -f "$src/meta.json" ] && [ ! -d "$RUN/eval_phase$p" ] || continue
+    [ "$p" = 1 ] && [ -n "$INIT_FROM" ] && continue
+    mkdir -p "$RUN/eval_phase$p"
+    echo "evaluating phase $p's export (Strogatz, fast) in the background"
+    for s in 0 1; do
+      setsid nohup env XLA_PYTHON_CLIENT_PREALLOCATE=false python3 experiments/srbench.py \
+        --group=strogatz --noise=0 --trials=1 --preset=fast --checkpoint="$src" \
+        --out_dir="$RUN/eval_phase$p/s$s" --shard_index=$s --num_shards=2 $EVAL_ARGS \
+        >"$RUN/eval_phase$p/s$s.log" 2>&1 < /dev/null &
+      echo $! >>"$RUN/eval.pids"  # setsid, nohup and env exec: this is python's pid
+    done
+  done
+}
+
+evals_running() {
+  local pid
+  for pid in $(cat "$RUN/eval.pids" 2>/dev/null); do
+    kill -0 "$pid" 2>/dev/null && return 0
+  done
+  return 1
+}
+
+collect() {  # every log and evaluation in one logs.tgz, and the latest phase's params in bf16
+  # (<= 15 MiB a file; phase 1's too unless it came from INIT_FROM) -> $OUT: <= 7 files
+  local latest src name p
+  for p in "$RUN"/eval_phase*/; do  # one results.jsonl per phase from its shards
+    [ -d "$p" ] && cat "$p"/s*/results.jsonl > "$p/results.jsonl" 2>/dev/null
+  done
+  (cd "$RUN" && tar czf "$OUT/logs.tgz" --ignore-failed-read train.log metrics.jsonl bench_*.log \
+    eval_phase*/results.jsonl eval_phase*/s*.log 2>/dev/null)
   latest=$(ls -d "$RUN"/export_phase* 2>/dev/null | sort -V | tail -n 1)
-  for src in "$RUN/export_phase1" $latest; do
+  for src in $([ -n "$INIT_FROM" ] || echo "$RUN/export_phase1") $latest; do
     [ -f "$src/meta.json" ] || continue
     name=w_${src##*export_}
     # on the CPU: the training process holds the GPU
     [ -f "$RUN/$name/meta.json" ] || JAX_PLATFORMS=cpu python3 -m lee_jax.weights --from "$src" \
       --to "$RUN/$name" --dtype bfloat16
     cp -r "$RUN/$name" "$OUT/"
+  done
+  for p in "$RUN"/eval_phase*/; do
+    [ -s "$p/results.jsonl" ] || continue
+    echo "== ${p%/} =="
+    python3 experiments/srbench.py --summary_only --out_dir="$p" 2>/dev/null | tail -n 2
   done
   ls -la "$OUT" "$OUT"/w_* 2>/dev/null
   true
@@ -98,20 +146,21 @@ case "$cmd" in
     minutes=${1:-23}
     t0=$(date +%s)
     setup
+    mkdir -p "$RUN"
     attention=auto
-    python3 experiments/bench_train.py --model=$MODEL --batch_size=$BATCH 2>&1 | tee "$OUT/bench_train.log"
-    rate=$(rate_of "$OUT/bench_train.log")
+    python3 experiments/bench_train.py --model=$MODEL --batch_size=$BATCH --dtype=$DTYPE 2>&1 | tee "$RUN/bench_train.log"
+    rate=$(rate_of "$RUN/bench_train.log")
     if [ -z "$rate" ]; then  # cuDNN attention failed here: XLA's attention for the run
       attention=xla
-      python3 experiments/bench_train.py --model=$MODEL --batch_size=$BATCH --attention=xla 2>&1 \
-        | tee -a "$OUT/bench_train.log"
-      rate=$(rate_of "$OUT/bench_train.log")
+      python3 experiments/bench_train.py --model=$MODEL --batch_size=$BATCH --dtype=$DTYPE --attention=xla 2>&1 \
+        | tee -a "$RUN/bench_train.log"
+      rate=$(rate_of "$RUN/bench_train.log")
     fi
     [ -n "$rate" ] || { echo "no training step ran; not training" >&2; exit 1; }
     [ "$MODEL" = paper ] || [ "$PAPER_BENCH" = 0 ] || python3 experiments/bench_train.py --model=paper --batch_size=256 \
-      --attention=$attention 2>&1 | tee -a "$OUT/bench_train.log"
-    python3 experiments/bench_data.py --workers=0,$WORKERS --batches=30 2>&1 | tee "$OUT/bench_data.log"
-    data_rate=$(rate_of "$OUT/bench_data.log")
+      --attention=$attention 2>&1 | tee -a "$RUN/bench_train.log"
+    python3 experiments/bench_data.py --workers=0,$WORKERS --batches=30 2>&1 | tee "$RUN/bench_data.log"
+    data_rate=$(rate_of "$RUN/bench_data.log")
     seconds=$(( t0 + minutes * 60 - $(date +%s) ))
     # Steps from the phase-3 rate (every loss), capped by the pipeline. Phases 1 and 4 run
     # fewer passes per step, so 0.85 of phase 3's cost on average (estimate); 300 s for four
@@ -127,7 +176,7 @@ print(','.join(str(max(50, int(total * w / 20))) for w in (5, 3, 5, 3, 4)))") \
     rm -f "$RUN/DONE"
     setsid nohup bash -c "python3 -m lee_jax.train --phase=all --model=$MODEL --workdir=$RUN --batch_size=$BATCH \
       --steps=$steps --max_seconds=$seconds --workers=$WORKERS --save_every=1000 \
-      --log_every=100 --attention=$attention --align_scale=$ALIGN_SCALE \
+      --log_every=100 --attention=$attention --align_scale=$ALIGN_SCALE --dtype=$DTYPE \
       --align_direction=$ALIGN_DIRECTION --align_target=$ALIGN_TARGET \
       ${INIT_FROM:+--init_from=$INIT_FROM}; touch $RUN/DONE" \
       >"$RUN/train.log" 2>&1 < /dev/null &
