@@ -41,6 +41,8 @@ _NOISE = flags.DEFINE_list("noise", ["0"], "Target noise levels (ground-truth gr
 _TRIALS = flags.DEFINE_integer("trials", 1, "Trials per (dataset, noise).")
 _POOL = flags.DEFINE_integer("pool_size", None, "Override the preset's pool size P.")
 _TEMPERATURE = flags.DEFINE_float("temperature", None, "Override the preset's sampling temperature tau.")
+_LATENT_NOISE = flags.DEFINE_float("latent_noise", None, "Override the preset's latent noise "
+                                   "(sampled decodes from mu + s * std * eps; 0: the paper).")
 _OUT = flags.DEFINE_string("out_dir", None, "Results directory (default experiments/results/srbench_<preset>_<mode>).")
 _SUMMARY = flags.DEFINE_bool("summary_only", False, "Only print the summary of OUT_DIR.")
 
@@ -63,7 +65,7 @@ def main(argv):
   groups = list(datasets.GROUPS[:3]) if "all" in _GROUP.value else _GROUP.value
   names = FLAGS.datasets or [d.name for d in datasets.list_datasets() if d.group in groups]
   overrides = runner.search_overrides("rounds", "iters", "pool_size", "n_init", "temperature",
-                                      "workers", "simplify_helpers", "fitter")
+                                      "latent_noise", "workers", "simplify_helpers", "fitter")
   try:
     sweep = sweep_lib.Sweep(
         out_dir, tuple(names), tuple(float(n) for n in _NOISE.value), _TRIALS.value,

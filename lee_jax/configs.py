@@ -182,6 +182,10 @@ class SearchConfig:
   n_refresh: int = 3
   alpha: float = 0.002  # complexity penalty
   temperature: float = 0.7  # tau
+  # Our addition (0 = the paper): sampled decodes start from mu + latent_noise * std * eps,
+  # std the encoder's posterior spread, instead of from mu (a strong autoencoder gives its
+  # parent back from mu).
+  latent_noise: float = 0.0
   lbfgs_first: int = 100  # L-BFGS-B max iterations in round 0 ...
   lbfgs_last: int = 300  # ... ramped linearly to this in round R-1
   fit_rows: int = 1000  # rows used for the constant fit
@@ -216,6 +220,8 @@ class SearchConfig:
         raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
     if self.fitter not in FITTERS:
       raise ValueError(f"fitter must be one of {', '.join(FITTERS)}, got {self.fitter!r}")
+    if not self.latent_noise >= 0:
+      raise ValueError(f"latent_noise must be >= 0, got {self.latent_noise}")
     if not self.temperature > 0:
       raise ValueError(f"temperature must be > 0, got {self.temperature}")
 

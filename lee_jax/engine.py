@@ -45,7 +45,7 @@ def make_scatter(X: np.ndarray, y: np.ndarray, n_points: int, n_features: int,
 
 
 class Engine:
-  """Jitted encode / decode / descend for one LEE model (deterministic encoder: z = mu)."""
+  """Jitted encode / decode / descend for one LEE model (the encoder's mean: z = mu)."""
 
   def __init__(self, model: model_lib.LEE, constrain: bool = True):
     self.cfg: configs.ModelConfig = model.cfg
@@ -64,8 +64,11 @@ class Engine:
     b = tokens.shape[0]
     if x.ndim == 2:  # one scatter shared by every row (encode); encode_each passes one per row
       x, y, mask = (jnp.broadcast_to(a, (b,) + a.shape) for a in (x, y, mask))
-    _, mu, _ = m.encode(tokens, x, y, mask)
-    return mu
+    _, mu, logvar = m.encode(tokens, x, y, mask)
+    # The posterior's spread, for latent noise (SearchConfig.latent_noise); a model without
+    # the VAE (App. E ablation) has none.
+    std = jnp.exp(0.5 * logvar) if self.cfg.use_vae else jnp.zeros_like(mu)
+    return mu, std
 
   def _decode_fn(self, state, z, key, temperature, greedy, n_vars):
     self.traces["decode"] += 1
@@ -100,8 +103,9 @@ class Engine:
 
   # --- host API --------------------------------------------------------------------------
 
-  def encode(self, tokens: np.ndarray | None, scatter: Scatter) -> np.ndarray:
-    """tokens [B, L] (None: one scatter-only encode f(pad, D)) -> z [B, d_z] float32."""
+  def encode(self, tokens: np.ndarray | None, scatter: Scatter, with_std: bool = False):
+    """tokens [B, L] (None: one scatter-only encode f(pad, D)) -> z = mu [B, d_z] float32,
+    or (mu, std) with_std: the posterior's mean and standard deviation."""
     if tokens is None:
       tokens = np.zeros((1, 0), np.int32)
     b = len(tokens)
@@ -109,15 +113,16 @@ class Engine:
     padded[:b] = tokens
     if tokens.shape[1]:
       padded[b:, 0], padded[b:, 1], padded[b:, 2] = vocab.BOS, vocab.FIRST_VAR_ID, vocab.EOS
-    z = self._encode(self.state, padded, scatter.x, scatter.y, scatter.mask)
-    return np.asarray(z)[:b]
+    mu, std = self._encode(self.state, padded, scatter.x, scatter.y, scatter.mask)
+    mu, std = np.asarray(mu)[:b], np.asarray(std)[:b]
+    return (mu, std) if with_std else mu
 
   def encode_each(self, tokens: np.ndarray, scatters: Scatter) -> np.ndarray:
     """tokens [B, L], row i with its own scatter (x [B, P, F], y [B, P], mask [B, P]) -> z [B, d_z]."""
     b = len(tokens)
     extra = evaluate.batch_bucket(b) - b
     pad = lambda a: np.concatenate([a, np.repeat(a[:1], extra, axis=0)])  # bucket rows copy row 0
-    z = self._encode(self.state, pad(tokens), pad(scatters.x), pad(scatters.y), pad(scatters.mask))
+    z, _ = self._encode(self.state, pad(tokens), pad(scatters.x), pad(scatters.y), pad(scatters.mask))
     return np.asarray(z)[:b]
 
   def decode(self, z: np.ndarray, key: jax.Array, temperature: float, n_greedy: int,

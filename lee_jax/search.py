@@ -122,6 +122,7 @@ class Round:
     # Its own stream, so the guard leaves the search's random draws as they were.
     self.probe = (score.probe_points(data.X_train, cfg.probe_points, np.random.default_rng([seed, 1]))
                   if cfg.probe_points else None)
+    self.noise_rng = np.random.default_rng([seed, 2])  # latent noise, likewise its own stream
     self.refresh_scatter()
 
   # --- device calls ------------------------------------------------------------------------
@@ -134,19 +135,29 @@ class Round:
     self.scatter = engine_lib.make_scatter(self.data.X_train, self.data.y_train,
                                            self.cfg.n_scatter, self.engine.cfg.n_features, self.rng)
     with self.timer("encode"):
-      self.z0 = self.engine.encode(None, self.scatter)[0]
-    self.z_cache: dict[bytes, np.ndarray] = {}  # f(tokens, D) for this scatter, by token ids
+      z0, std0 = self.engine.encode(None, self.scatter, with_std=True)
+    self.z0, self.z0_std = z0[0], std0[0]
+    # f(tokens, D) for this scatter, by token ids: (mu, std)
+    self.z_cache: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
 
-  def decode(self, z: np.ndarray, n_greedy: int) -> np.ndarray:
+  def decode(self, z: np.ndarray, n_greedy: int, std: np.ndarray | None = None) -> np.ndarray:
+    """Decode one sequence per row of z; the first n_greedy rows by argmax. With
+    cfg.latent_noise and the rows' posterior std, each sampled row decodes from
+    z + latent_noise * std * eps instead of the posterior mean."""
+    if self.cfg.latent_noise and std is not None and len(z) > n_greedy:
+      z = z.copy()
+      z[n_greedy:] += (self.cfg.latent_noise * std[n_greedy:]
+                       * self.noise_rng.standard_normal(z[n_greedy:].shape)).astype(z.dtype)
     with self.timer("decode"):
       ids = self.engine.decode(z, self._next_key(), self.cfg.temperature, n_greedy,
                                self.data.n_vars)
     self.candidates += len(ids)
     return ids
 
-  def encode(self, candidates: list[pool_lib.Candidate]) -> np.ndarray:
-    """f(tokens, D) per candidate. Parents are drawn with replacement and the champion is
-    usually a recent parent, so each distinct sequence is encoded once per scatter."""
+  def encode(self, candidates: list[pool_lib.Candidate]) -> tuple[np.ndarray, np.ndarray]:
+    """f(tokens, D) per candidate: (mu, std), each [B, d_z]. Parents are drawn with
+    replacement and the champion is usually a recent parent, so each distinct sequence is
+    encoded once per scatter."""
     with self.timer("encode"):
       todo = {}
       for c in candidates:
@@ -154,9 +165,10 @@ class Round:
         if key not in self.z_cache:
           todo.setdefault(key, c.ids)
       if todo:
-        z = self.engine.encode(np.stack(list(todo.values())), self.scatter)
-        self.z_cache.update(zip(todo, z))
-      return np.stack([self.z_cache[c.ids.tobytes()] for c in candidates])
+        mu, std = self.engine.encode(np.stack(list(todo.values())), self.scatter, with_std=True)
+        self.z_cache.update(zip(todo, zip(mu, std)))
+      pairs = [self.z_cache[c.ids.tobytes()] for c in candidates]
+      return np.stack([p[0] for p in pairs]), np.stack([p[1] for p in pairs])
 
   # --- candidates --------------------------------------------------------------------------
 
@@ -254,8 +266,8 @@ class Round:
   # --- modes ------------------------------------------------------------------------------
 
   def init_pool(self) -> None:
-    z = np.repeat(self.z0[None], self.cfg.n_init, axis=0)
-    self.add(self.decode(z, n_greedy=1), "init", 0)
+    z, std = (np.repeat(a[None], self.cfg.n_init, axis=0) for a in (self.z0, self.z0_std))
+    self.add(self.decode(z, n_greedy=1, std=std), "init", 0)
     if self.cfg.baselines:
       fitted = self.fit({("baseline", i): n
                          for i, n in enumerate(baseline_candidates(self.data.n_vars))})
@@ -279,19 +291,19 @@ class Round:
     iteration, batch = 0, 0
     while iteration < cfg.iterations and len(self.pool):
       parents = self.pool.parents(min(cfg.parents, cfg.iterations - iteration), self.rng)
-      z = np.repeat(self.encode(parents), cfg.n_new, axis=0)
+      z, std = (np.repeat(a, cfg.n_new, axis=0) for a in self.encode(parents))
       before = iteration
       iteration += len(parents)
       batch += 1
-      self.add(self.decode(z, n_greedy=0), "iterative", iteration)
+      self.add(self.decode(z, n_greedy=0, std=std), "iterative", iteration)
       if batch % cfg.refresh_every == 0:
         self.refresh_scatter()
-        z0 = np.repeat(self.z0[None], cfg.n_refresh, axis=0)
+        z0, std0 = (np.repeat(a[None], cfg.n_refresh, axis=0) for a in (self.z0, self.z0_std))
         if cfg.n_refresh:
-          self.add(self.decode(z0, n_greedy=0), "refresh", iteration)
+          self.add(self.decode(z0, n_greedy=0, std=std0), "refresh", iteration)
       if with_gradient and iteration // cfg.decode_period > before // cfg.decode_period:
         self.note_iterative_best()
-        z_star = self.encode([self.pool.champion()])[0]
+        z_star = self.encode([self.pool.champion()])[0][0]
         self.gradient_segment(z_star, z_star, iteration)
       self.record(iteration)
 

@@ -69,15 +69,18 @@ def test_each_distinct_parent_is_encoded_once_per_scatter(eng, data):
   rows = []
   real = eng.encode
 
-  def counting(tokens, scatter):
+  def counting(tokens, scatter, with_std=False):
     rows.append(0 if tokens is None else len(tokens))  # 0: the scatter-only z0
-    return real(tokens, scatter)
+    return real(tokens, scatter, with_std)
 
   try:
     eng.encode = counting
-    z = r.encode([a, b, a, a])
+    z, std = r.encode([a, b, a, a])
     np.testing.assert_array_equal(z[0], z[2])
-    np.testing.assert_allclose(z[:2], real(np.stack([a.ids, b.ids]), r.scatter), rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(std[0], std[2])
+    mu_ref, std_ref = real(np.stack([a.ids, b.ids]), r.scatter, with_std=True)
+    np.testing.assert_allclose(z[:2], mu_ref, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(std[:2], std_ref, rtol=1e-5, atol=1e-6)
     assert rows == [2]  # two distinct sequences, one call
     r.encode([b, a])
     assert rows == [2]  # both cached
@@ -205,3 +208,35 @@ def test_the_baseline_floor_wins_when_every_pool_entry_fails_validation(eng, dat
   res = rnd.result()
   assert res.winner.origin == "baseline" and res.winner.r2_val > 0.5
   assert res.pool == [bad]
+
+
+def test_latent_noise_moves_only_the_sampled_rows_by_the_posterior_std(eng, data):
+  cfg = dataclasses.replace(helpers.SMALL_SEARCH, latent_noise=2.0)
+  r = search.Round(eng, data, cfg, "iterative", 0, seed=3)
+  seen = []
+  real = eng.decode
+
+  def capturing(z, *args):
+    seen.append(z.copy())
+    return real(z, *args)
+
+  z = np.repeat(r.z0[None], 6, axis=0)
+  std = np.zeros_like(z)
+  std[:, :4] = 0.5  # only the first four dimensions have spread
+  try:
+    eng.decode = capturing
+    r.decode(z, n_greedy=1, std=std)
+    r.decode(z, n_greedy=1)  # no std (a gradient-segment z): decoded as given
+  finally:
+    del eng.decode
+  moved = seen[0] - z
+  np.testing.assert_array_equal(moved[0], 0.0)  # the greedy row decodes from mu
+  np.testing.assert_array_equal(moved[:, 4:], 0.0)  # no spread, no noise
+  assert np.all(moved[1:, :4] != 0.0)
+  assert 0.3 < np.std(moved[1:, :4]) < 3.0  # ~ 2.0 * 0.5
+  np.testing.assert_array_equal(seen[1], z)
+  # The default (the paper's) never perturbs z.
+  r0 = search.Round(eng, data, helpers.SMALL_SEARCH, "iterative", 0, seed=3)
+  assert r0.cfg.latent_noise == 0.0
+  with pytest.raises(ValueError, match="latent_noise"):
+    dataclasses.replace(helpers.SMALL_SEARCH, latent_noise=-1.0)
