@@ -47,6 +47,10 @@ _HELPERS = flags.DEFINE_integer("simplify_helpers", None,
 _FITTER = flags.DEFINE_enum("fitter", None, list(configs.FITTERS),
                             "Constant fitter: scipy (L-BFGS-B per candidate) or jax (batched "
                             "Levenberg-Marquardt on the device) (default: the preset's).")
+_LATENT_NOISE = flags.DEFINE_float(
+    "latent_noise", None, "Sampled decodes start from mu + s * std * eps, std the encoder's "
+    "posterior spread (default: the preset's, 0 = the paper). Helps a model that decodes its "
+    "parent back (BUILD_NOTES 'Latent noise').")
 _CHECKPOINT = flags.DEFINE_string("checkpoint", None,
                                   "Trained model: a training workdir, its export/ folder, or a "
                                   "`python -m lee_jax.weights` folder (default: the one shipped "
@@ -68,7 +72,8 @@ def search_config() -> configs.SearchConfig:
   try:
     return configs.get_search_config(_PRESET.value, rounds=_ROUNDS.value, iterations=_ITERS.value,
                                      workers=_WORKERS.value, fitter=_FITTER.value,
-                                     simplify_helpers=_HELPERS.value)
+                                     simplify_helpers=_HELPERS.value,
+                                     latent_noise=_LATENT_NOISE.value)
   except ValueError as e:
     raise datasets.DataError(str(e)) from None
 

@@ -36,8 +36,9 @@ class LEERegressor:
     checkpoint: trained model directory (None: the one shipped with the package).
     preset: 'paper' (Table 10) or 'fast' (a small budget for a 2-core CPU).
     mode: 'combined', 'iterative', 'gradient', 'oneshot' or 'cmaes'.
-    rounds, iterations, workers, pool_size, fitter: override the preset when not None
-      (fitter: 'scipy' or 'jax').
+    rounds, iterations, workers, pool_size, fitter, latent_noise: override the preset when
+      not None (fitter: 'scipy' or 'jax'; latent_noise s: sampled decodes from
+      mu + s * std * eps, 0 = the paper).
     val_fraction: share of the rows held out for validation.
     seed: split and search seed.
     verbose: show search progress on stderr.
@@ -46,7 +47,8 @@ class LEERegressor:
   def __init__(self, checkpoint: str | None = None, preset: str = "fast", mode: str = "combined",
                rounds: int | None = None, iterations: int | None = None,
                workers: int | None = None, pool_size: int | None = None,
-               fitter: str | None = None, val_fraction: float = 0.2, seed: int = 0, verbose: bool = False):
+               fitter: str | None = None, latent_noise: float | None = None,
+               val_fraction: float = 0.2, seed: int = 0, verbose: bool = False):
     self.checkpoint = checkpoint
     self.preset = preset
     self.mode = mode
@@ -55,6 +57,7 @@ class LEERegressor:
     self.workers = workers
     self.pool_size = pool_size
     self.fitter = fitter
+    self.latent_noise = latent_noise
     self.val_fraction = val_fraction
     self.seed = seed
     self.verbose = verbose
@@ -90,7 +93,7 @@ class LEERegressor:
       raise ValueError(f"unknown mode {self.mode!r}; valid modes: {', '.join(configs.MODES)}")
     return configs.get_search_config(self.preset, rounds=self.rounds, iterations=self.iterations,
                                      workers=self.workers, pool_size=self.pool_size,
-                                     fitter=self.fitter)
+                                     fitter=self.fitter, latent_noise=self.latent_noise)
 
   def fit(self, X, y) -> "LEERegressor":
     names = getattr(X, "columns", None)

@@ -49,6 +49,8 @@ def test_params_protocol_without_sklearn():
   assert repr(est) == "LEERegressor(preset='paper', mode='iterative', rounds=2, seed=4)"
   with pytest.raises(ValueError, match="invalid parameter"):
     est.set_params(bogus=1)
+  assert LEERegressor(latent_noise=3.0).search_config().latent_noise == 3.0
+  assert LEERegressor().search_config().latent_noise == 0.0  # the preset's: the paper's
 
 
 def test_unfitted_and_bad_input_errors(ckpt):
