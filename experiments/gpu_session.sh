@@ -44,7 +44,9 @@ PAPER_BENCH=${PAPER_BENCH:-1}  # go: also benchmark the `paper` model (0 for a C
 WATCH_END=${WATCH_END:-540}    # go: seconds after the call began at which it stops watching
 DTYPE=${DTYPE:-bfloat16}       # go: compute dtype (float32 for a CPU smoke test)
 EVAL=${EVAL:-1}                # watch: search Strogatz with each finished phase (evaluate_exports)
-EVAL_ARGS=${EVAL_ARGS:-}       # extra srbench.py flags for it (a smoke test: --rounds=1 --iters=5)
+EVAL_ARGS=${EVAL_ARGS---latent_noise=3}  # srbench.py flags for it: latent noise, which a
+                               # good autoencoder needs to explore (BUILD_NOTES); a smoke test
+                               # adds --rounds=1 --iters=5 --datasets=...
 export PYTHONUNBUFFERED=1
 mkdir -p "$OUT"
 
@@ -73,13 +75,12 @@ watch() {  # follow the background run for $1 seconds (or until it and its evalu
 
 evaluate_exports() {  # EVAL=1: Strogatz `fast` (eps 0, seed 0) on each finished phase's export,
   # beside the training (2 shards, GPU memory not preallocated), so a lease shows whether a
-  # phase helps the search; phase 1 is skipped when it came from INIT_FROM
+  # phase helps the search (phase 1 too: the same search on the same machine is the reference)
   [ "$EVAL" = 1 ] || return 0
   local src p s
   for src in $(ls -d "$RUN"/export_phase* 2>/dev/null | sort -V); do
     p=${src##*export_phase}
     [ -f "$src/meta.json" ] && [ ! -d "$RUN/eval_phase$p" ] || continue
-    [ "$p" = 1 ] && [ -n "$INIT_FROM" ] && continue
     mkdir -p "$RUN/eval_phase$p"
     echo "evaluating phase $p's export (Strogatz, fast) in the background"
     for s in 0 1; do
@@ -165,10 +166,12 @@ case "$cmd" in
     # Steps from the phase-3 rate (every loss), capped by the pipeline. Phases 1 and 4 run
     # fewer passes per step, so 0.85 of phase 3's cost on average (estimate); 300 s for four
     # compilations and five pipeline starts. Table 8's ratios 5:3:5:3:4.
+    # With INIT_FROM, phase 1 is done: 1 step re-enters it and phases 2-5 share the time.
     steps=$(python3 -c "
 r = min($rate, ${data_rate:-1e9}) / $BATCH
 total = r * max($seconds - 300, 60) / 0.85
-print(','.join(str(max(50, int(total * w / 20))) for w in (5, 3, 5, 3, 4)))") \
+ratios = (0, 3, 5, 3, 4) if '$INIT_FROM' else (5, 3, 5, 3, 4)
+print(','.join(str(max(1 if w == 0 else 50, int(total * w / sum(ratios)))) for w in ratios))") \
       || { echo "could not size the run" >&2; exit 1; }
     steps=${STEPS:-$steps}
     echo "step rate $rate ex/s, pipeline ${data_rate:-?} ex/s, $seconds s left: steps $steps, attention $attention"
