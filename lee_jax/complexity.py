@@ -53,30 +53,39 @@ def _alarm(signum, frame):
     raise _Timeout
 
 
-def simplify(expr: sympy.Expr, seconds: float = SIMPLIFY_SECONDS) -> sympy.Expr:
-  """sympy.simplify with a wall-clock guard (main thread only); the input if it runs over.
+def _guarded(fn, seconds: float):
+  """fn() under a wall-clock limit (main thread only: elsewhere it just runs); raises
+  _Timeout when the limit passes.
 
-  Random decoder output can make SymPy's simplify run for minutes; a search calls this
-  thousands of times, so an over-long simplification counts the unsimplified form instead.
   The timer repeats every 50 ms after the deadline: an exception raised from a signal
   handler is swallowed when it lands inside a garbage-collection callback (JAX installs
   one), and a one-shot alarm would then never stop SymPy.
   """
   if threading.current_thread() is not threading.main_thread():
-    return sympy.simplify(expr)
+    return fn()
   old = signal.signal(signal.SIGALRM, _alarm)
   _guard["active"] = True
   signal.setitimer(signal.ITIMER_REAL, seconds, 0.05)
   try:
-    return sympy.simplify(expr)
-  except _Timeout:
-    return expr
-  except (TypeError, ValueError, ZeroDivisionError, RecursionError, MemoryError):
-    return expr  # SymPy gives up on some decoder output in these ways too
+    return fn()
   finally:
     _guard["active"] = False
     signal.setitimer(signal.ITIMER_REAL, 0)
     signal.signal(signal.SIGALRM, old)
+
+
+def simplify(expr: sympy.Expr, seconds: float = SIMPLIFY_SECONDS) -> sympy.Expr:
+  """sympy.simplify with a wall-clock guard (main thread only); the input if it runs over.
+
+  Random decoder output can make SymPy's simplify run for minutes; a search calls this
+  thousands of times, so an over-long simplification counts the unsimplified form instead.
+  """
+  try:
+    return _guarded(lambda: sympy.simplify(expr), seconds)
+  except _Timeout:
+    return expr
+  except (TypeError, ValueError, ZeroDivisionError, RecursionError, MemoryError):
+    return expr  # SymPy gives up on some decoder output in these ways too
 
 
 def node_count(expr: sympy.Expr) -> int:
@@ -88,9 +97,11 @@ def count_simplified(prefix: tuple[str, ...]) -> int:
   """C of a prefix token tuple, uncached (what helper processes run)."""
   tree = E.from_prefix(prefix)
   try:
-    expr = E.to_sympy(tree)
-  except (RecursionError, MemoryError, OverflowError, ValueError, TypeError):
-    return len(tree)  # SymPy cannot even build it: count the tree's own nodes
+    # Building can hang too: SymPy evaluates on construction (seen: tanh of a nested sum
+    # asking whether it is real, through Mod and a polynomial gcd, for over 10 minutes).
+    expr = _guarded(lambda: E.to_sympy(tree), SIMPLIFY_SECONDS)
+  except (_Timeout, RecursionError, MemoryError, OverflowError, ValueError, TypeError):
+    return len(tree)  # SymPy cannot build it (in time): count the tree's own nodes
   try:
     return node_count(simplify(expr))
   except (_Timeout, RecursionError, MemoryError):

@@ -133,3 +133,25 @@ def test_simplify_guard_is_not_lost_in_gc_callbacks():
   finally:
     gc.set_threshold(*old)
   assert took < 5.0 and out == hard
+
+
+def test_building_the_sympy_expression_is_guarded_too(monkeypatch):
+  """SymPy evaluates while it builds: a search once spent over 10 minutes in to_sympy of a
+  decoded candidate (tanh asking whether its argument is real). A build that runs over the
+  limit counts the tree's own nodes."""
+  import time
+
+  import sympy
+
+  def endless(_):  # stands in for SymPy's construction-time evaluation
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < 3.0:  # unguarded, the test fails rather than hangs
+      time.sleep(0.01)
+    return sympy.Integer(1)
+
+  monkeypatch.setattr(C, "SIMPLIFY_SECONDS", 0.2)
+  monkeypatch.setattr(C.E, "to_sympy", endless)
+  tree = E.from_prefix("mul x0 tanh add x1 x0".split())
+  t = time.perf_counter()
+  assert C.count_simplified(tuple(E.to_prefix(tree))) == len(tree) == 6
+  assert time.perf_counter() - t < 5.0
