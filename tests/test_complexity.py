@@ -137,8 +137,10 @@ def test_simplify_guard_is_not_lost_in_gc_callbacks():
 
 def test_building_the_sympy_expression_is_guarded_too(monkeypatch):
   """SymPy evaluates while it builds: a search once spent over 10 minutes in to_sympy of a
-  decoded candidate (tanh asking whether its argument is real). A build that runs over the
-  limit counts the tree's own nodes."""
+  decoded candidate (tanh asking whether its argument is real), `mul div mul x1 sq x1 neg
+  mul x0 sub x1 1.2 tanh tanh cube tanh tanh tanh tanh cube tanh cube tanh tanh log tanh
+  cube tanh cube x0` (its constant pattern). A build that runs over the limit counts the
+  tree's own nodes. (That tree itself would hang this test without the guard.)"""
   import time
 
   import sympy
