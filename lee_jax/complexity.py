@@ -88,6 +88,17 @@ def simplify(expr: sympy.Expr, seconds: float = SIMPLIFY_SECONDS) -> sympy.Expr:
     return expr  # SymPy gives up on some decoder output in these ways too
 
 
+def build(node: E.Node, names=None, seconds: float | None = None) -> sympy.Expr:
+  """E.to_sympy under the guard; if SymPy's construction-time evaluation runs over, the
+  same tree built unevaluated (instant; printing and LaTeX still work)."""
+  try:
+    return _guarded(lambda: E.to_sympy(node, names),
+                    SIMPLIFY_SECONDS if seconds is None else seconds)
+  except _Timeout:
+    with sympy.evaluate(False):
+      return E.to_sympy(node, names)
+
+
 def node_count(expr: sympy.Expr) -> int:
   """SRBench's complexity: the number of nodes in sympy.preorder_traversal."""
   return sum(1 for _ in sympy.preorder_traversal(expr))

@@ -115,7 +115,7 @@ def pareto_front(rounds: list[search.RoundResult]) -> list[pool_lib.Candidate]:
 
 def sympy_of(node: E.Node, names) -> sympy.Expr:
   """The simplified SymPy form with constants at 4 significant figures, over column names."""
-  expr = complexity.simplify(E.to_sympy(node, names))
+  expr = complexity.simplify(complexity.build(node, names))
   return expr.xreplace({f: sympy.Float(f, 4) for f in expr.atoms(sympy.Float)})
 
 
@@ -151,13 +151,13 @@ def report(result: TrialResult, X_test: np.ndarray, y_test: np.ndarray, data: se
   out["rounds"] = [{
       "round": r.round_index, "seed": r.seed, "candidates": r.candidates,
       "r2_val": r.winner.r2_val if r.winner else None,
-      "expression": str(E.to_sympy(r.winner.node, names)) if r.winner else None,
+      "expression": str(complexity.build(r.winner.node, names)) if r.winner else None,
       "complexity": r.winner.complexity if r.winner else None,
       "fallback_used": r.fallback_used, "failures": r.failures,
       "history": [list(h) for h in r.history],
   } for r in result.rounds]
   out["equations"] = [{"complexity": c.complexity, "r2_val": c.r2_val,
-                       "expression": str(E.to_sympy(c.node, names))}
+                       "expression": str(complexity.build(c.node, names))}
                       for c in pareto_front(result.rounds)]
   return json_safe(out)
 

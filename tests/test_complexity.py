@@ -157,3 +157,28 @@ def test_building_the_sympy_expression_is_guarded_too(monkeypatch):
   t = time.perf_counter()
   assert C.count_simplified(tuple(E.to_prefix(tree))) == len(tree) == 6
   assert time.perf_counter() - t < 5.0
+
+
+def test_build_falls_back_to_the_unevaluated_tree(monkeypatch):
+  """What a report prints (trial.sympy_of, the per-round and Pareto expressions) goes through
+  complexity.build: a construction that runs over the limit is redone unevaluated."""
+  import time
+
+  import sympy
+  from sympy.core.parameters import global_parameters
+
+  real = E.to_sympy
+
+  def slow_when_evaluating(node, names=None):
+    t0 = time.perf_counter()
+    while global_parameters.evaluate and time.perf_counter() - t0 < 3.0:
+      time.sleep(0.01)
+    return real(node, names)
+
+  tree = E.from_prefix("mul x0 tanh add x1 x0".split())
+  assert str(C.build(tree, ["a", "b"])) == "a*tanh(a + b)"  # quick builds are evaluated
+  monkeypatch.setattr(C.E, "to_sympy", slow_when_evaluating)
+  t = time.perf_counter()
+  expr = C.build(tree, ["a", "b"], seconds=0.2)
+  assert time.perf_counter() - t < 2.0
+  assert isinstance(expr, sympy.Expr) and str(expr) in ("a*tanh(b + a)", "a*tanh(a + b)")
