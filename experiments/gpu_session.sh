@@ -175,7 +175,6 @@ print(','.join(str(max(1 if w == 0 else 50, int(total * w / sum(ratios)))) for w
       || { echo "could not size the run" >&2; exit 1; }
     steps=${STEPS:-$steps}
     echo "step rate $rate ex/s, pipeline ${data_rate:-?} ex/s, $seconds s left: steps $steps, attention $attention"
-    mkdir -p "$RUN"
     rm -f "$RUN/DONE"
     setsid nohup bash -c "python3 -m lee_jax.train --phase=all --model=$MODEL --workdir=$RUN --batch_size=$BATCH \
       --steps=$steps --max_seconds=$seconds --workers=$WORKERS --save_every=1000 \

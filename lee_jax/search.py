@@ -140,6 +140,10 @@ class Round:
     # f(tokens, D) for this scatter, by token ids: (mu, std)
     self.z_cache: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
 
+  def z0_rows(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """z0 and its posterior std, each repeated into n rows (one per decode)."""
+    return np.repeat(self.z0[None], n, axis=0), np.repeat(self.z0_std[None], n, axis=0)
+
   def decode(self, z: np.ndarray, n_greedy: int, std: np.ndarray | None = None) -> np.ndarray:
     """Decode one sequence per row of z; the first n_greedy rows by argmax. With
     cfg.latent_noise and the rows' posterior std, each sampled row decodes from
@@ -266,7 +270,7 @@ class Round:
   # --- modes ------------------------------------------------------------------------------
 
   def init_pool(self) -> None:
-    z, std = (np.repeat(a[None], self.cfg.n_init, axis=0) for a in (self.z0, self.z0_std))
+    z, std = self.z0_rows(self.cfg.n_init)
     self.add(self.decode(z, n_greedy=1, std=std), "init", 0)
     if self.cfg.baselines:
       fitted = self.fit({("baseline", i): n
@@ -298,7 +302,7 @@ class Round:
       self.add(self.decode(z, n_greedy=0, std=std), "iterative", iteration)
       if batch % cfg.refresh_every == 0:
         self.refresh_scatter()
-        z0, std0 = (np.repeat(a[None], cfg.n_refresh, axis=0) for a in (self.z0, self.z0_std))
+        z0, std0 = self.z0_rows(cfg.n_refresh)
         if cfg.n_refresh:
           self.add(self.decode(z0, n_greedy=0, std=std0), "refresh", iteration)
       if with_gradient and iteration // cfg.decode_period > before // cfg.decode_period:
