@@ -57,6 +57,38 @@ _UNARY_JAX = {
 _BINARY_JAX = {"add": jnp.add, "sub": jnp.subtract, "mul": jnp.multiply, "div": jnp.divide}
 assert set(_UNARY_JAX) == set(vocab.UNARY) and set(_BINARY_JAX) == set(vocab.BINARY)
 
+
+def jax_function(node: E.Node):
+  """The tree as a plain JAX function (PySR's `jax()` export): returns (f, params).
+
+  f(X [N, k], params [n_constants]) -> y [N] is jit-, grad- and vmap-able; params are the
+  tree's constants in prefix order (E.constants), so a user can refit or differentiate them.
+  Unlike the protected evaluators it returns inf where the math does, so gradients stay
+  those of the formula; where finite it agrees with evaluate_numpy.
+  """
+  params = jnp.array(E.constants(node), dtype=float)  # float32 unless x64 is enabled
+  n_vars = max(E.variables_used(node), default=-1) + 1
+
+  def f(X, params):
+    X = jnp.asarray(X)
+    if X.ndim != 2 or X.shape[1] < n_vars:
+      raise ValueError(f"X must be [N, k] with k >= {n_vars}, got shape {X.shape}")
+    ones = jnp.ones(X.shape[:1], jnp.result_type(X.dtype, params.dtype))
+    slot = iter(range(params.shape[0]))
+
+    def ev(nd: E.Node):
+      if nd.name in ("const", "C"):
+        return params[next(slot)] * ones
+      if vocab.is_variable(nd.name):
+        return X[:, vocab.variable_index(nd.name)] * ones
+      fn = _UNARY_JAX.get(nd.name) or _BINARY_JAX[nd.name]
+      return fn(*(ev(c) for c in nd.children))
+
+    return ev(node)
+
+  return f, params
+
+
 # Per token id: 0 no-op/invalid, 1 variable, 2 constant start (sign) or C, 3 unary, 4 binary.
 _KIND = np.zeros(vocab.VOCAB_SIZE, np.int32)
 for _t, _i in vocab.TOKEN_TO_ID.items():

@@ -3,6 +3,8 @@
     from lee_jax import LEERegressor
     est = LEERegressor(preset="fast").fit(X, y)
     est.predict(X_new); est.sympy(); est.latex(); est.equations_
+    est.predict(X_new, index=0)      # any equation of the Pareto table (0: the simplest)
+    f = est.jax(); f["callable"](X_new, f["parameters"])   # a jit/grad-able JAX function
 
 fit() holds out `val_fraction` of the rows as the validation fold (round selection and the
 gradient fallback) and searches on the rest. The estimator stores only plain values (the
@@ -18,6 +20,7 @@ import numpy as np
 from lee_jax import configs
 from lee_jax import datasets
 from lee_jax import engine as engine_lib
+from lee_jax import evaluate
 from lee_jax import expr as E
 from lee_jax import progress as progress_lib
 from lee_jax import score
@@ -120,21 +123,31 @@ class LEERegressor:
     self.best_node_ = result.winner.node  # full-precision constants
     self.best_prefix_ = " ".join(E.to_prefix(result.winner.node))
     self.complexity_ = result.winner.complexity
+    front = trial_lib.pareto_front(result.rounds)
+    self.equation_nodes_ = [c.node for c in front]  # full precision, for predict(index=...)
     self.equations_ = [
         {"complexity": c.complexity, "r2_val": c.r2_val, "prefix": " ".join(E.to_prefix(c.node)),
          "expression": str(trial_lib.sympy_of(c.node, ds.feature_names))}
-        for c in trial_lib.pareto_front(result.rounds)]
+        for c in front]
     return self
 
   # --- using the result -------------------------------------------------------------------
 
-  def _node(self) -> E.Node:
+  def _node(self, index: int | None = None) -> E.Node:
+    """The best expression, or equations_[index] (the Pareto table, simplest first)."""
     if not hasattr(self, "best_node_"):
       raise NotFittedError("this LEERegressor is not fitted yet; call fit(X, y) first")
-    return self.best_node_
+    if index is None:
+      return self.best_node_
+    n = len(self.equation_nodes_)
+    if not isinstance(index, (int, np.integer)) or not -n <= index < n:
+      raise IndexError(f"index {index!r} is not one of the {n} equations in equations_ "
+                       f"(0..{n - 1}, or None for the best)")
+    return self.equation_nodes_[index]
 
-  def predict(self, X) -> np.ndarray:
-    node = self._node()
+  def predict(self, X, index: int | None = None) -> np.ndarray:
+    """Predictions of the best expression, or of equations_[index]."""
+    node = self._node(index)
     X = np.asarray(X, dtype=np.float64)
     if X.ndim == 1:
       X = X[:, None]
@@ -146,10 +159,17 @@ class LEERegressor:
     """R2 on (X, y), as sklearn regressors do."""
     return score.r2(np.asarray(y, np.float64), self.predict(X))
 
-  def sympy(self):
-    """The best expression as a simplified SymPy expression over the feature names."""
-    return trial_lib.sympy_of(self._node(), list(self.feature_names_in_))
+  def sympy(self, index: int | None = None, digits: int | None = 4):
+    """The best expression (or equations_[index]) simplified in SymPy over the feature names,
+    constants at `digits` significant figures (None: full precision)."""
+    return trial_lib.sympy_of(self._node(index), list(self.feature_names_in_), digits)
 
-  def latex(self) -> str:
+  def latex(self, index: int | None = None) -> str:
     import sympy
-    return sympy.latex(self.sympy())
+    return sympy.latex(self.sympy(index))
+
+  def jax(self, index: int | None = None) -> dict:
+    """{'callable': f, 'parameters': p}: f(X, p) -> y in JAX (jit-, grad-, vmap-able), p the
+    fitted constants in prefix order, as PySR's jax(). Agrees with predict where finite."""
+    f, params = evaluate.jax_function(self._node(index))
+    return {"callable": f, "parameters": params}

@@ -113,10 +113,13 @@ def pareto_front(rounds: list[search.RoundResult]) -> list[pool_lib.Candidate]:
   return front
 
 
-def sympy_of(node: E.Node, names) -> sympy.Expr:
-  """The simplified SymPy form with constants at 4 significant figures, over column names."""
+def sympy_of(node: E.Node, names, digits: int | None = 4) -> sympy.Expr:
+  """The simplified SymPy form over column names, constants at `digits` significant figures
+  (None: full precision, for a formula that is evaluated rather than read)."""
   expr = complexity.simplify(complexity.build(node, names))
-  return expr.xreplace({f: sympy.Float(f, 4) for f in expr.atoms(sympy.Float)})
+  if digits is None:
+    return expr
+  return expr.xreplace({f: sympy.Float(f, digits) for f in expr.atoms(sympy.Float)})
 
 
 def report(result: TrialResult, X_test: np.ndarray, y_test: np.ndarray, data: search.SearchData,

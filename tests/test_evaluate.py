@@ -149,3 +149,27 @@ def test_numpy_evaluator_is_protected():
   assert np.isnan(evaluate.evaluate_numpy(E.from_prefix("exp x0".split()), X)[2])
   with pytest.raises(ValueError, match="x3"):
     evaluate.evaluate_numpy(E.from_prefix("x3".split()), X)
+
+
+def test_jax_function_matches_numpy_and_differentiates_in_its_constants(batch):
+  trees, _, X = batch
+  good = _well_conditioned(trees, X, 1e-13, 1e-10)
+  assert good[:64].mean() > 0.5
+  with jax.enable_x64(True):
+    for tree, ok in zip(trees[:64], good):
+      f, params = evaluate.jax_function(tree)
+      assert params.shape == (len(E.constants(tree)),) and params.dtype == jnp.float64
+      want, got = evaluate.evaluate_numpy(tree, X), np.asarray(jax.jit(f)(X, params))
+      np.testing.assert_array_equal(np.isfinite(got[ok]), True)
+      np.testing.assert_allclose(got[ok], want[ok], rtol=1e-9, atol=1e-12, err_msg=str(tree))
+  # Constants are inputs: refitting 2 sin(x0) + 3 / sqrt(x1) from C = 1 by gradient descent.
+  f, p = evaluate.jax_function(E.from_prefix("add mul C sin x0 div C sqrt x1".split()))
+  Xs = np.random.default_rng(2).uniform(0.5, 3, (40, 2)).astype(np.float32)
+  y = 2.0 * np.sin(Xs[:, 0]) + 3.0 / np.sqrt(Xs[:, 1])
+  loss = jax.jit(lambda c: jnp.mean((f(Xs, c) - y) ** 2))
+  np.testing.assert_array_equal(p, [1.0, 1.0])
+  for _ in range(300):
+    p = p - 0.2 * jax.grad(loss)(p)
+  np.testing.assert_allclose(p, [2.0, 3.0], rtol=1e-3)
+  with pytest.raises(ValueError, match="k >= 2"):
+    f(Xs[:, :1], p)

@@ -2,11 +2,13 @@ import pickle
 
 import numpy as np
 import pytest
+import sympy
 
 from lee_jax import LEERegressor
 from lee_jax import checkpoints
 from lee_jax import datasets
 from lee_jax import regressor
+from lee_jax import trial
 
 import helpers
 
@@ -30,6 +32,32 @@ def test_fit_predict_and_views(fitted):
   assert est.n_features_in_ == 2 and list(est.feature_names_in_) == ["x0", "x1"]
   assert est.complexity_ >= 1 and est.equations_
   assert "x" in str(est.sympy()) and isinstance(est.latex(), str)
+
+
+def test_pareto_table_index_and_jax_export(fitted):
+  import jax
+  est, X, y = fitted
+  n = len(est.equations_)
+  assert len(est.equation_nodes_) == n >= 1
+  complexities = [e["complexity"] for e in est.equations_]
+  assert complexities == sorted(complexities)
+  for i in range(n):  # each row predicts with its own formula, at full precision
+    np.testing.assert_allclose(est.predict(X, index=i),
+                               trial.predict(est.equation_nodes_[i], X))
+  np.testing.assert_array_equal(est.predict(X, index=-1), est.predict(X, index=n - 1))
+  for bad in (n, -n - 1, "0"):
+    with pytest.raises(IndexError, match="equations_"):
+      est.predict(X, index=bad)
+  exported = est.jax()
+  f, params = exported["callable"], exported["parameters"]
+  np.testing.assert_allclose(jax.jit(f)(X, params), est.predict(X), rtol=1e-4, atol=1e-4)
+  if params.size:
+    assert np.all(np.isfinite(jax.grad(lambda c: f(X, c).sum())(params)))
+  # The full-precision SymPy form evaluates to the same numbers; the 4-digit one is for reading.
+  full = est.sympy(digits=None)
+  g = sympy.lambdify(sympy.symbols("x0 x1"), full, "numpy")
+  np.testing.assert_allclose(np.broadcast_to(g(X[:, 0], X[:, 1]), y.shape), est.predict(X),
+                             rtol=1e-9, atol=1e-9)
 
 
 def test_clone_and_pickle_round_trip(fitted):

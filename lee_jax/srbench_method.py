@@ -1,0 +1,34 @@
+"""LEE as an SRBench method (github.com/cavalab/srbench): the names its harness imports.
+
+SRBench runs a method from `experiment/methods/<Name>/regressor.py` and reads `est` (a
+scikit-learn regressor), `hyper_params` (the grid its tuning step tries), `model(est, X)`
+(the final model as a SymPy-parsable string over X's column names), `complexity(est)`, and
+optionally `eval_kwargs` (`test_params`: a small budget for its smoke test). With lee_jax
+installed that file is one line:
+
+    from lee_jax.srbench_method import est, hyper_params, model, complexity, eval_kwargs
+"""
+
+from __future__ import annotations
+
+from lee_jax import trial
+from lee_jax.regressor import LEERegressor
+
+est = LEERegressor(preset="paper")  # Table 10; the shipped model unless checkpoint= is set
+hyper_params = [{}]  # the paper tunes nothing per dataset
+eval_kwargs = {"test_params": {"preset": "fast", "rounds": 1, "iterations": 5}}
+
+
+def model(est: LEERegressor, X=None) -> str:
+  """The best expression, constants at full precision, over X's columns (or fit's names)."""
+  node = est._node()  # NotFittedError before fit
+  names = [str(c) for c in X.columns] if hasattr(X, "columns") else list(est.feature_names_in_)
+  if len(names) != est.n_features_in_:
+    raise ValueError(f"X has {len(names)} columns; the model was fitted on {est.n_features_in_}")
+  return str(trial.sympy_of(node, names, digits=None))
+
+
+def complexity(est: LEERegressor) -> int:
+  """SymPy-simplified node count of the best expression (the search's own measure)."""
+  est._node()
+  return int(est.complexity_)
