@@ -135,13 +135,15 @@ def constant_pattern(node: E.Node) -> E.Node:
   another. Those are kept; every other value becomes a fixed stand-in, equal magnitudes
   sharing one. Two candidates that differ only in their fitted values then share one
   simplification: in a search most candidates are a refit of a skeleton already seen.
+  Both tests read the full-precision values, not their 3-digit tokens: a fitted -0.99993
+  (token -1.00) or a pair 250.3 / -250.4 (both 2.50e2) would otherwise cancel in SymPy,
+  and c * (x - 0.99993 x) would count as the constant 0, C = 1.
   """
-  values = [vocab.round_constant(v) for v in E.constants(node)]  # as the prefix tokens hold them
   slots: dict[float, float] = {}
   out = []
-  for v in values:
+  for v in E.constants(node):
     if float(v).is_integer() and abs(v) < 1e15:
-      out.append(v)
+      out.append(vocab.round_constant(v))  # as its tokens hold it (1234 -> 1230: still whole)
     else:
       g = slots.setdefault(abs(v), _GENERIC[len(slots) % len(_GENERIC)])
       out.append(math.copysign(g, v))

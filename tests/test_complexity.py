@@ -49,6 +49,18 @@ def test_constant_pattern_keeps_what_simplification_sees():
   assert C.cache.hits == before + 2
 
 
+def test_fitted_constants_near_a_whole_number_or_each_other_do_not_cancel():
+  # c * (x0 * k + x0): the search fitted k = -0.99993 (its tokens say -1.00). As a function
+  # it is a line, C = 3; only k = -1 exactly makes it the constant 0 (C = 1).
+  skeleton = E.from_prefix("mul + 2 . 0 0 e + 0 0 add mul x0 - 1 . 0 0 e + 0 0 x0".split())
+  assert C.complexity(E.with_constants(skeleton, [-98.3, -0.99993])) == 3
+  assert C.complexity(E.with_constants(skeleton, [-98.3, -1.0])) == 1
+  # 250.3 x0 - 250.4 x0 (both 2.50e2 as tokens) is -0.1 x0, not 0.
+  pair = E.from_prefix("add mul + 1 . 0 0 e + 0 0 x0 mul x0 + 1 . 0 0 e + 0 0".split())
+  assert C.complexity(E.with_constants(pair, [250.3, -250.4])) == 3
+  assert C.complexity(E.with_constants(pair, [250.3, -250.3])) == 1
+
+
 def test_constant_pattern_complexity_equals_the_exact_one_on_grammar_samples():
   rng = np.random.default_rng(1)
   trees = [grammar.sample(rng, n_vars=int(rng.integers(1, 3)))[0] for _ in range(40)]
