@@ -112,9 +112,14 @@ def base_overrides() -> dict:
   return runner.search_overrides("rounds", "iters", "n_init", "workers", "simplify_helpers", "fitter")
 
 
+def model_defaults(novae: bool) -> tuple[tuple[str, object], ...]:
+  """The search defaults of one side's checkpoint (sweep.search_defaults)."""
+  return sweep_lib.search_defaults(_NOVAE.value if novae else FLAGS.checkpoint, FLAGS.random_model)
+
+
 def setting_overrides(s: Setting, base: dict) -> dict:
   """The setting's own fields (a preset's own value is dropped: P=16 is the default run)."""
-  preset = configs.get_search_config(FLAGS.preset, **base)
+  preset = configs.get_search_config(FLAGS.preset, dict(model_defaults(s.novae)), **base)
   own = dict(s.overrides)
   if s.matched_oneshot:
     own["n_init"] = preset.decode_budget()
@@ -138,7 +143,8 @@ def plan(tables: list[Table], names: list[str]) -> dict[str, Job]:
       jobs[folder] = Job(jobs[folder].setting if folder in jobs else s, sweep_lib.Sweep(
           pathlib.Path(_OUT.value) / folder, tuple(names), tuple(sorted(noises[folder])),
           _TRIALS.value, seed=FLAGS.seed, preset=FLAGS.preset, mode=s.mode,
-          overrides=tuple(sorted({**base, **own}.items())), shard_index=FLAGS.shard_index,
+          overrides=tuple(sorted({**base, **own}.items())), model_defaults=model_defaults(s.novae),
+          shard_index=FLAGS.shard_index,
           num_shards=FLAGS.num_shards))
   return jobs
 
@@ -260,7 +266,7 @@ def write_table(table: Table, jobs: dict[str, Job], out: pathlib.Path) -> str:
                        "complexity": r["complexity"], "complexity_std": r["complexity_std"],
                        "cells": "", "failed": "", "failures": r["failures"], "decodes": ""})
   note = {"2": "A cell with no finite test R2 counts as R2 = 0.",
-          "3": f"Matched budget: one-shot decodes n_init = {configs.get_search_config(FLAGS.preset, **base).decode_budget()} "
+          "3": f"Matched budget: one-shot decodes n_init = {configs.get_search_config(FLAGS.preset, dict(model_defaults(False)), **base).decode_budget()} "
                "from z0; CMA-ES stops at that many decodes after n_init (whole generations); "
                "combined also decodes n_new per gradient segment. A failed cell counts as R2 = 0.",
           "10": "A cell with no finite test R2 counts as R2 = 0.",

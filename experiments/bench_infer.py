@@ -26,6 +26,7 @@ from lee_jax import datasets
 from lee_jax import engine as engine_lib
 from lee_jax import search
 from lee_jax import trial
+from lee_jax import weights
 
 _CHECKPOINT = flags.DEFINE_string("checkpoint", None, "Trained model (default: the shipped one).")
 _RANDOM = flags.DEFINE_enum("random_model", None, list(configs.MODELS),
@@ -55,7 +56,8 @@ def main(argv):
   else:
     eng, bundle = engine_lib.load(_CHECKPOINT.value)
     source = _CHECKPOINT.value or "shipped checkpoint"
-  cfg = configs.get_search_config(_PRESET.value, rounds=_ROUNDS.value, iterations=_ITERS.value,
+  defaults = {} if _RANDOM.value else weights.search_defaults(_CHECKPOINT.value)
+  cfg = configs.get_search_config(_PRESET.value, defaults, rounds=_ROUNDS.value, iterations=_ITERS.value,
                                   workers=_WORKERS.value, fitter=_FITTER.value,
                                   simplify_helpers=_HELPERS.value)
   names = _DATASETS.value or [d.name for d in datasets.list_datasets() if d.group == _GROUP.value]

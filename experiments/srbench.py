@@ -71,6 +71,8 @@ def main(argv):
         out_dir, tuple(names), tuple(float(n) for n in _NOISE.value), _TRIALS.value,
         seed=FLAGS.seed, method=_METHOD.value, preset=FLAGS.preset, mode=FLAGS.mode,
         overrides=tuple(overrides.items()),
+        model_defaults=sweep_lib.search_defaults(FLAGS.checkpoint, FLAGS.random_model) if (
+            _METHOD.value == "lee") else (),
         shard_index=FLAGS.shard_index, num_shards=FLAGS.num_shards)
     sweep.search_config()  # a bad override or a mixed folder fail before the model loads
     lee = _METHOD.value == "lee"

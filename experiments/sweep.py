@@ -27,6 +27,7 @@ from lee_jax import engine as engine_lib
 from lee_jax import score
 from lee_jax import search
 from lee_jax import trial
+from lee_jax import weights
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import peers  # noqa: E402  (experiments/peers.py, beside this script)
@@ -65,6 +66,13 @@ def shipped_label() -> str:
     return "shipped"
 
 
+def search_defaults(checkpoint: str | None = None, random_model: str | None = None
+                    ) -> tuple[tuple[str, object], ...]:
+  """A checkpoint's own search defaults as Sweep.model_defaults (an untrained model has none).
+  Raises checkpoints.CheckpointError (one line) for a missing directory or a bad meta.json."""
+  return () if random_model else tuple(sorted(weights.search_defaults(checkpoint).items()))
+
+
 def load_model(checkpoint: str | None = None, random_model: str | None = None,
                use_vae: bool = True) -> Model:
   """A checkpoint (None: the shipped one), or an untrained model of a preset size.
@@ -95,6 +103,8 @@ class Sweep:
   preset: str = "fast"
   mode: str = "combined"
   overrides: tuple[tuple[str, object], ...] = ()
+  # The model's own search defaults (weights.search_defaults), applied before the overrides.
+  model_defaults: tuple[tuple[str, object], ...] = ()
   shard_index: int = 0
   num_shards: int = 1
 
@@ -103,10 +113,11 @@ class Sweep:
     return pathlib.Path(self.out_dir) / "results.jsonl"
 
   def search_config(self) -> configs.SearchConfig:
-    return configs.get_search_config(self.preset, **dict(self.overrides))
+    return configs.get_search_config(self.preset, dict(self.model_defaults), **dict(self.overrides))
 
   def changed(self) -> dict:
-    """The search fields that differ from the preset, except those that only change speed."""
+    """The search fields that differ from the preset (the model's defaults included), except
+    those that only change speed."""
     base = dataclasses.asdict(configs.PRESETS[self.preset])
     cfg = dataclasses.asdict(self.search_config())
     return {k: v for k, v in cfg.items() if v != base[k] and k not in configs.SPEED_ONLY}

@@ -251,8 +251,16 @@ PRESETS: dict[str, SearchConfig] = {
 }
 
 
-def get_search_config(preset: str, **overrides) -> SearchConfig:
-  """A preset with fields replaced; overrides that are None keep the preset's value."""
+def get_search_config(preset: str, model_defaults: dict | None = None,
+                      **overrides) -> SearchConfig:
+  """A preset, then the model's own search defaults (its meta.json's "search_defaults",
+  weights.search_defaults), then the caller's overrides; overrides that are None keep the
+  value before them."""
   if preset not in PRESETS:
     raise ValueError(f"unknown preset {preset!r}; valid presets: {', '.join(PRESETS)}")
-  return dataclasses.replace(PRESETS[preset], **{k: v for k, v in overrides.items() if v is not None})
+  cfg = dataclasses.replace(PRESETS[preset], **(model_defaults or {}))
+  return dataclasses.replace(cfg, **{k: v for k, v in overrides.items() if v is not None})
+
+
+# What a model may recommend for its own search: properties of how it decodes, not budget.
+MODEL_SEARCH_FIELDS = ("latent_noise", "temperature")

@@ -26,6 +26,7 @@ from lee_jax import engine as engine_lib
 from lee_jax import progress as progress_lib
 from lee_jax import search
 from lee_jax import trial as trial_lib
+from lee_jax import weights
 
 _DATASET = flags.DEFINE_string("dataset", None, "Shipped dataset name (see `python -m lee_jax.datasets --list`).")
 _DATA = flags.DEFINE_string("data", None, "A .csv/.tsv(.gz) table instead of --dataset.")
@@ -70,12 +71,22 @@ def load_input() -> datasets.Dataset:
 
 def search_config() -> configs.SearchConfig:
   try:
-    return configs.get_search_config(_PRESET.value, rounds=_ROUNDS.value, iterations=_ITERS.value,
+    return configs.get_search_config(_PRESET.value, weights.search_defaults(_CHECKPOINT.value),
+                                     rounds=_ROUNDS.value, iterations=_ITERS.value,
                                      workers=_WORKERS.value, fitter=_FITTER.value,
                                      simplify_helpers=_HELPERS.value,
                                      latent_noise=_LATENT_NOISE.value)
   except ValueError as e:
     raise datasets.DataError(str(e)) from None
+
+
+def model_settings(cfg: configs.SearchConfig) -> str:
+  """', latent noise 3 (the model's default)' where the model's meta.json set a search field
+  that the command line did not."""
+  own = weights.search_defaults(_CHECKPOINT.value)
+  shown = [f"{k.replace('_', ' ')} {getattr(cfg, k):g}" + (" (the model's default)" if (
+      getattr(cfg, k) == v) else "") for k, v in sorted(own.items())]
+  return "".join(f", {s}" for s in shown)
 
 
 def check_out_path() -> pathlib.Path | None:
@@ -127,7 +138,7 @@ def main(argv):
     seed = _SEED.value + 1000 * t
     parts = first if t == 0 else datasets.split(ds.X, ds.y, seed=seed, noise=_NOISE.value)
     print(f"trial {t + 1}/{_TRIALS.value} (seed {seed}): preset {_PRESET.value}, mode {_MODE.value}, {cfg.rounds} rounds x {cfg.iterations} "
-          f"iterations, {cfg.workers} worker(s)", flush=True)
+          f"iterations, {cfg.workers} worker(s)" + model_settings(cfg), flush=True)
     data = search.SearchData(parts.X_train, parts.y_train, parts.X_val, parts.y_val)
     bar = None if _QUIET.value else progress_lib.SearchProgress(cfg.rounds)
     result = trial_lib.run_trial(engine, data, cfg, _MODE.value, seed,

@@ -92,9 +92,13 @@ class LEERegressor:
   # --- fitting ----------------------------------------------------------------------------
 
   def search_config(self) -> configs.SearchConfig:
+    """The preset, the model's own search defaults (its meta.json), then this estimator's
+    overrides."""
+    from lee_jax import weights  # deferred: it imports Orbax through checkpoints
     if self.mode not in configs.MODES:
       raise ValueError(f"unknown mode {self.mode!r}; valid modes: {', '.join(configs.MODES)}")
-    return configs.get_search_config(self.preset, rounds=self.rounds, iterations=self.iterations,
+    return configs.get_search_config(self.preset, weights.search_defaults(self.checkpoint),
+                                     rounds=self.rounds, iterations=self.iterations,
                                      workers=self.workers, pool_size=self.pool_size,
                                      fitter=self.fitter, latent_noise=self.latent_noise)
 

@@ -3,7 +3,8 @@
 The package ships its trained model in this format under `lee_jax/weights/` (no Orbax at
 inference, files small enough for a repository):
 
-  meta.json       {"format", "model", "model_config", "dtype", "files": {name: sha256}, ...}
+  meta.json       {"format", "model", "model_config", "dtype", "files": {name: sha256}, ...,
+                   optionally "search_defaults": {"latent_noise": s}, see search_defaults}
   params-00.npz   flattened parameter arrays ("encoder/blocks/0/ffn_in/kernel": array), each
   params-01.npz   file at most max_file_mib; bfloat16 is stored as its uint16 bit pattern
 
@@ -141,6 +142,40 @@ def load(directory: str | pathlib.Path):
   return model
 
 
+def search_defaults(checkpoint: str | pathlib.Path | None = None) -> dict:
+  """The search settings a model's meta.json recommends ({} when it names none).
+
+  Some are properties of the model, not of the budget: a model that reconstructs its input
+  well hands a re-encoded parent back from mu and needs latent noise to explore
+  (SearchConfig.latent_noise), one that does not is neutral to it. So they travel with the
+  weights, under "search_defaults", and apply between the preset and the user's overrides
+  (configs.get_search_config). None: the shipped model. CheckpointError (one line, naming the
+  file) for a missing directory or a field a model may not set.
+  """
+  from lee_jax import checkpoints
+  from lee_jax import configs
+
+  if checkpoint is None:
+    if not checkpoints.shipped_available():
+      return {}  # engine.load says what is missing
+    directory = checkpoints.shipped_dir()
+  else:
+    directory = checkpoints.model_dir(checkpoint)
+  meta_file = directory / "meta.json"
+  try:
+    found = json.loads(meta_file.read_text()).get("search_defaults") or {}
+  except (OSError, ValueError, AttributeError):
+    return {}  # loading the model reports an unreadable meta.json
+  bad = sorted(set(found) - set(configs.MODEL_SEARCH_FIELDS)) if isinstance(found, dict) else found
+  if bad:
+    raise CheckpointError(f"{meta_file}: search_defaults may set only "
+                          f"{', '.join(configs.MODEL_SEARCH_FIELDS)}, got {bad}")
+  try:
+    return {k: float(v) for k, v in found.items()}
+  except (TypeError, ValueError):
+    raise CheckpointError(f"{meta_file}: search_defaults values must be numbers, got {found}") from None
+
+
 def load_any(directory: str | pathlib.Path):
   """A model from this format, or from an Orbax export / training workdir (checkpoints)."""
   from lee_jax import checkpoints
@@ -158,8 +193,11 @@ def main(argv):
   source = checkpoints.model_dir(FLAGS["from"].value)
   model = checkpoints.load_model(source)
   meta, _ = checkpoints.read_model_meta(source / "meta.json")
+  extra = {"source": {k: meta[k] for k in ("phase", "step") if k in meta}}
+  if FLAGS.latent_noise is not None:
+    extra["search_defaults"] = {"latent_noise": FLAGS.latent_noise}
   out = export(model, FLAGS.to, meta.get("model", "unknown"), FLAGS.dtype, FLAGS.max_file_mib,
-               {"source": {k: meta[k] for k in ("phase", "step") if k in meta}})
+               extra)
   total = sum(p.stat().st_size for p in out.glob("params-*.npz"))
   print(f"wrote {out} ({total / 2**20:.1f} MiB in {len(list(out.glob('params-*.npz')))} files)")
 
@@ -173,4 +211,6 @@ if __name__ == "__main__":
   flags.DEFINE_string("to", "lee_jax/weights", "Destination directory.")
   flags.DEFINE_enum("dtype", "float32", ["float32", "bfloat16"], "Stored precision.")
   flags.DEFINE_float("max_file_mib", 15.0, "Largest file written.")
+  flags.DEFINE_float("latent_noise", None, "Record this latent noise as the model's search "
+                     "default (meta.json search_defaults; measure it first, see BUILD_NOTES).")
   cli.run(main, CheckpointError)

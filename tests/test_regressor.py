@@ -78,7 +78,16 @@ def test_params_protocol_without_sklearn():
   with pytest.raises(ValueError, match="invalid parameter"):
     est.set_params(bogus=1)
   assert LEERegressor(latent_noise=3.0).search_config().latent_noise == 3.0
-  assert LEERegressor().search_config().latent_noise == 0.0  # the preset's: the paper's
+
+
+def test_search_config_takes_the_models_own_defaults_under_the_users(ckpt, tmp_path):
+  from lee_jax import weights
+  noisy = str(weights.export(helpers.tiny_model(), tmp_path / "w", "tiny",
+                             extra={"search_defaults": {"latent_noise": 3.0}}))
+  assert LEERegressor(checkpoint=ckpt).search_config().latent_noise == 0.0  # none: the paper's
+  assert LEERegressor(checkpoint=noisy).search_config().latent_noise == 3.0
+  assert LEERegressor(checkpoint=noisy, latent_noise=0.0).search_config().latent_noise == 0.0
+  assert LEERegressor(checkpoint=noisy, preset="paper").search_config().rounds == 10
 
 
 def test_unfitted_and_bad_input_errors(ckpt):

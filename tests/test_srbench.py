@@ -7,6 +7,8 @@ import sys
 
 import pytest
 
+import helpers
+
 REPO = pathlib.Path(__file__).resolve().parents[1]
 
 
@@ -71,6 +73,22 @@ def test_pool_size_is_recorded_and_a_folder_never_mixes_settings(tmp_path):
     with pytest.raises(sweep.MixedSettingsError):
       sweep.check_settings(mine.results, other.settings(model))
   assert sweep.Sweep(**base, overrides=(("pool_size", 16),)).changed() == {}
+
+
+def test_a_models_search_defaults_are_part_of_a_folders_setting(tmp_path):
+  sys.path.insert(0, str(REPO / "experiments"))
+  import sweep
+  from lee_jax import weights
+  base = dict(out_dir=tmp_path, names=("strogatz_glider1",), noises=(0.0,), trials=1)
+  noisy = sweep.Sweep(**base, model_defaults=(("latent_noise", 3.0),))
+  assert noisy.search_config().latent_noise == 3.0 and noisy.changed() == {"latent_noise": 3.0}
+  # The user's override still wins, and then the folder's setting is the preset's.
+  assert sweep.Sweep(**base, model_defaults=(("latent_noise", 3.0),),
+                     overrides=(("latent_noise", 0.0),)).changed() == {}
+  w = weights.export(helpers.tiny_model(), tmp_path / "w", "tiny",
+                     extra={"search_defaults": {"latent_noise": 3}})
+  assert sweep.search_defaults(str(w)) == (("latent_noise", 3.0),)
+  assert sweep.search_defaults(str(w), random_model="tiny") == ()
 
 
 @pytest.mark.slow

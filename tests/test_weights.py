@@ -65,11 +65,12 @@ def test_engine_loads_weights_and_orbax_exports_alike(tmp_path):
 def test_cli_converts_an_orbax_export(tmp_path):
   src = helpers.export_tiny(tmp_path / "run" / "export")
   r = subprocess.run([sys.executable, "-m", "lee_jax.weights", f"--from={tmp_path / 'run'}",
-                      f"--to={tmp_path / 'w'}", "--dtype=bfloat16"],
+                      f"--to={tmp_path / 'w'}", "--dtype=bfloat16", "--latent_noise=3"],
                      capture_output=True, text=True, timeout=300)
   assert r.returncode == 0, r.stderr
   assert "wrote" in r.stdout and weights.is_weights_dir(tmp_path / "w")
   assert json.loads((tmp_path / "w" / "meta.json").read_text())["dtype"] == "bfloat16"
+  assert weights.search_defaults(tmp_path / "w") == {"latent_noise": 3.0}
   bad = subprocess.run([sys.executable, "-m", "lee_jax.weights", f"--from={tmp_path / 'none'}"],
                        capture_output=True, text=True, timeout=300)
   assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and str(src) not in bad.stderr
@@ -81,3 +82,34 @@ def test_missing_shipped_model_is_a_one_line_error(tmp_path, monkeypatch):
   with pytest.raises(checkpoints.CheckpointError, match="no trained checkpoint is shipped") as e:
     engine_lib.load()
   assert "\n" not in str(e.value) and str(tmp_path / "weights") in str(e.value)
+
+
+def _with_defaults(directory, defaults):
+  meta = json.loads((directory / "meta.json").read_text())
+  meta["search_defaults"] = defaults
+  (directory / "meta.json").write_text(json.dumps(meta))
+  return directory
+
+
+def test_search_defaults_travel_with_the_weights(tmp_path):
+  out = weights.export(helpers.tiny_model(), tmp_path / "w", "tiny",
+                       extra={"search_defaults": {"latent_noise": 3}})
+  assert weights.search_defaults(out) == {"latent_noise": 3.0}
+  assert weights.search_defaults(helpers.export_tiny(tmp_path / "o")) == {}  # none recorded
+  weights.load(out)  # the key does not disturb loading
+  _with_defaults(out, {"rounds": 50})  # budget is the user's, not the model's
+  with pytest.raises(checkpoints.CheckpointError, match="may set only latent_noise") as e:
+    weights.search_defaults(out)
+  assert str(out / "meta.json") in str(e.value) and "\n" not in str(e.value)
+  _with_defaults(out, {"latent_noise": "lots"})
+  with pytest.raises(checkpoints.CheckpointError, match="must be numbers"):
+    weights.search_defaults(out)
+  with pytest.raises(checkpoints.CheckpointError, match="no checkpoint directory"):
+    weights.search_defaults(tmp_path / "nope")
+
+
+def test_shipped_search_defaults_are_valid():
+  # Whatever the package ships, its recommended settings make a valid search config.
+  from lee_jax import configs
+  for preset in configs.PRESETS:
+    configs.get_search_config(preset, weights.search_defaults())

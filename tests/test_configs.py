@@ -1,0 +1,17 @@
+"""Tests for lee_jax.configs: how a search config is put together."""
+
+import pytest
+
+from lee_jax import configs
+
+
+def test_search_config_layers_preset_then_model_defaults_then_overrides():
+  fast = configs.PRESETS["fast"]
+  cfg = configs.get_search_config("fast", {"latent_noise": 3.0}, rounds=4, latent_noise=None)
+  assert (cfg.latent_noise, cfg.rounds, cfg.iterations) == (3.0, 4, fast.iterations)
+  assert configs.get_search_config("fast", {"latent_noise": 3.0}, latent_noise=0.0).latent_noise == 0.0
+  assert configs.get_search_config("paper", None) == configs.PRESETS["paper"]
+  with pytest.raises(ValueError, match="latent_noise must be >= 0"):
+    configs.get_search_config("fast", {"latent_noise": -1.0})
+  with pytest.raises(ValueError, match="unknown preset 'quick'"):
+    configs.get_search_config("quick")
