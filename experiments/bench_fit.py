@@ -29,6 +29,9 @@ _BATCH = flags.DEFINE_integer("batch", 16, "Candidates per fitter call.")
 _ROWS = flags.DEFINE_integer("rows", 500, "Fit rows per dataset.")
 _STEPS = flags.DEFINE_integer("steps", 20, "LM steps (jax fitter).")
 _RESTARTS = flags.DEFINE_integer("restarts", 2, "LM starts per candidate (jax fitter).")
+_SUB_ROWS = flags.DEFINE_integer("sub_rows", fit.SUB_ROWS,
+                                 "Rows of the subsample the LM steps run on (0: all rows).")
+_POLISH = flags.DEFINE_integer("polish", fit.POLISH, "LM steps on all rows after the subsample's.")
 _LBFGS = flags.DEFINE_integer("lbfgs", 300, "L-BFGS-B max iterations (scipy fitter).")
 _SEED = flags.DEFINE_integer("seed", 0, "Seed.")
 
@@ -74,17 +77,23 @@ def main(argv):
   t = time.perf_counter()
   fd = [fit.fit_constants(n, X, y, _LBFGS.value, exact_gradient=False) for n, X, y in cands]
   t_fd = (time.perf_counter() - t) / len(cands)
+  def fit_jax(X, y, nodes):
+    return fit.fit_batch(nodes, X, y, _STEPS.value, _RESTARTS.value, sub_rows=_SUB_ROWS.value,
+                         polish=_POLISH.value)
+
   for X, y, nodes in groups:  # compile every shape bucket first
-    fit.fit_batch(nodes, X, y, _STEPS.value, _RESTARTS.value)
+    fit_jax(X, y, nodes)
   t = time.perf_counter()
-  jx = [r for X, y, nodes in groups for r in fit.fit_batch(nodes, X, y, _STEPS.value, _RESTARTS.value)]
+  jx = [r for X, y, nodes in groups for r in fit_jax(X, y, nodes)]
   t_jax = (time.perf_counter() - t) / len(cands)
 
   r_sp = np.array([r2_of(r.node, X, y) if r.ok else -np.inf for r, (_, X, y) in zip(sp, cands)])
   r_jx = np.array([r2_of(r.node, X, y) if r.ok else -np.inf for r, (_, X, y) in zip(jx, cands)])
   both = np.isfinite(r_sp) & np.isfinite(r_jx)
   d = r_jx[both] - r_sp[both]
-  print(f"{len(cands)} candidates, {_ROWS.value} rows; jax: {_STEPS.value} LM steps x "
+  sub = (f"on {_SUB_ROWS.value} rows + {_POLISH.value} on all"
+         if 0 < _SUB_ROWS.value and 2 * _SUB_ROWS.value < _ROWS.value else "on all rows")
+  print(f"{len(cands)} candidates, {_ROWS.value} rows; jax: {_STEPS.value} LM steps {sub} x "
         f"{_RESTARTS.value} starts; scipy: L-BFGS-B <= {_LBFGS.value} iterations")
   r_fd = np.array([r2_of(r.node, X, y) if r.ok else -np.inf for r, (_, X, y) in zip(fd, cands)])
   print(f"time per candidate: scipy with finite-difference gradients {1e3 * t_fd:.2f} ms, "

@@ -200,6 +200,9 @@ class SearchConfig:
   fitter: str = "scipy"  # constant fitter: 'scipy' (L-BFGS-B per candidate) or 'jax' (batched LM)
   lm_steps: int = 20  # Levenberg-Marquardt steps of the jax fitter
   lm_restarts: int = 2  # its starts per candidate (the decoded constants + perturbations)
+  # With more than twice this many fit rows, the LM steps run on a random subsample of this
+  # size and then fit.POLISH steps on all rows (0: every step on all rows).
+  lm_sub_rows: int = 128
   constrain: bool = True  # grammar-constrained decoding (decode.py)
   baselines: bool = True  # seed each pool with c, c*x_i + c (so a round always has an answer)
   probe_points: int = 16384  # pole guard: points between training rows (score.bounded); 0 = off
@@ -211,11 +214,11 @@ class SearchConfig:
   def __post_init__(self):
     for name in ("rounds", "iterations", "pool_size", "n_init", "n_new", "parents",
                  "refresh_every", "fit_rows", "score_rows", "n_scatter", "decode_period",
-                 "cmaes_popsize", "workers"):
+                 "cmaes_popsize", "workers", "lm_steps", "lm_restarts"):
       if getattr(self, name) < 1:
         raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
     for name in ("n_refresh", "n_grad", "lbfgs_first", "lbfgs_last", "probe_points",
-                 "simplify_helpers"):
+                 "simplify_helpers", "lm_sub_rows"):
       if getattr(self, name) < 0:
         raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
     if self.fitter not in FITTERS:

@@ -146,82 +146,104 @@ def fit_constants(node: E.Node, X: np.ndarray, y: np.ndarray, max_iter: int,
 # R2 ~ 1 - 1e-7 rather than scipy's 1 - 1e-12.
 
 MAX_CONSTS = 8  # candidates with more constants go to scipy
+SUB_ROWS = 128  # rows of the subsample most LM steps run on (bench_fit.py: --sub_rows)
+POLISH = 4  # LM steps on every row after the subsample's
+FLOAT32_SAFE = 1e15  # larger |y| anywhere: scipy
 
 
-def _lm(classes, lanes, args, roots, cmask, c0, X, y, rmask, steps: int, select_all: bool):
+def _lm(classes, lanes, args, roots, used, cmask, c0, X, y, rmask, Xs, ys, smask, steps: int,
+        polish: int, select_all: bool):
   """LM over lanes. cmask [B, M] marks real constant slots, c0 [B, R, M] the starts, X [N, D],
-  y/rmask [N]. Returns (c [B, R, M], loss [B, R]) with loss = MSE / var(y) (inf if undefined)."""
+  y/rmask [N] the fit rows; Xs/ys/smask a subsample of them. `steps` run on the subsample,
+  then `polish` on every row from where they ended (polish = 0: `steps` on every row, the
+  subsample unused). Returns (c [B, R, M], loss [B, R]) with loss = MSE / var(y) on every row
+  (inf if undefined)."""
   import jax
   import jax.numpy as jnp
 
   from lee_jax import program  # deferred: keeps `import lee_jax.fit` light for scipy users
 
   M = c0.shape[-1]
-  n = jnp.maximum(rmask.sum(), 1)
-  mean = jnp.sum(jnp.where(rmask, y, 0.0)) / n
-  var = jnp.maximum(jnp.sum(jnp.where(rmask, (y - mean) ** 2, 0.0)) / n, 1e-12)
-  scale = 1.0 / jnp.sqrt(n * var)  # sum of squared residuals = MSE / var(y)
-
-  def res_jac(c):
-    y_hat, J = program.run(classes, lanes, args, roots, c, X, jacobian=True, select_all=select_all)
-    r = jnp.where(rmask[None, None], y_hat - y[None, None], 0.0) * scale
-    J = J * scale
-    f = jnp.where(jnp.all(jnp.isfinite(r), -1), jnp.sum(r * r, -1), jnp.inf)
-    return r, J, f  # [B, R, N], [B, R, N, M], [B, R]
-
   free = cmask[:, None, :]  # [B, 1, M]
   eye = jnp.eye(M, dtype=c0.dtype)[None, None]
 
-  def body(state):
-    i, c, r, J, f, lam, active = state
-    Jm = jnp.where(free[:, :, None, :] & jnp.isfinite(J), J, 0.0)
-    rr = jnp.where(jnp.isfinite(r), r, 0.0)
-    A = jnp.einsum("brnm,brnk->brmk", Jm, Jm)
-    g = jnp.einsum("brnm,brn->brm", Jm, rr)
-    # Marquardt scaling; unused slots get an identity row so every system stays regular.
-    diag = jnp.diagonal(A, axis1=-2, axis2=-1)
-    A = A + (lam[..., None] * (diag + 1e-9) + jnp.where(free, 0.0, 1.0))[..., None] * eye
-    delta = jnp.linalg.solve(A, -g[..., None])[..., 0]
-    c_new = c + jnp.where(free & jnp.isfinite(delta) & active[..., None], delta, 0.0)
-    r_new, J_new, f_new = res_jac(c_new)
-    better = active & (f_new < f)
-    negligible = better & (f - f_new <= 1e-6 * f)
-    keep = better[..., None]
-    c = jnp.where(keep, c_new, c)
-    r = jnp.where(keep, r_new, r)
-    J = jnp.where(keep[..., None], J_new, J)
-    f = jnp.where(better, f_new, f)
-    lam = jnp.clip(jnp.where(better, lam * 0.3, lam * 10.0), 1e-9, 1e9)
-    active = active & ~negligible & (f > 1e-14) & (lam < 1e6)
-    return i + 1, c, r, J, f, lam, active
+  def solve(c0, X, y, rmask, steps):
+    n = jnp.maximum(rmask.sum(), 1)
+    mean = jnp.sum(jnp.where(rmask, y, 0.0)) / n
+    var = jnp.maximum(jnp.sum(jnp.where(rmask, (y - mean) ** 2, 0.0)) / n, 1e-12)
+    scale = 1.0 / jnp.sqrt(n * var)  # sum of squared residuals = MSE / var(y)
 
-  r0, J0, f0 = res_jac(c0)
-  active = jnp.isfinite(f0) & (f0 > 1e-14) & jnp.any(free, -1)
-  lam0 = jnp.full(f0.shape, 1e-3, c0.dtype)
-  state = (jnp.int32(0), c0, r0, J0, f0, lam0, active)
-  state = jax.lax.while_loop(lambda s: (s[0] < steps) & jnp.any(s[-1]), body, state)
-  return state[1], state[4]
+    def res_jac(c):
+      y_hat, J = program.run(classes, lanes, args, roots, used, c, X, jacobian=True,
+                             select_all=select_all)
+      r = jnp.where(rmask[None, None], y_hat - y[None, None], 0.0) * scale
+      J = J * scale
+      f = jnp.where(jnp.all(jnp.isfinite(r), -1), jnp.sum(r * r, -1), jnp.inf)
+      return r, J, f  # [B, R, N], [B, R, N, M], [B, R]
+
+    def body(state):
+      i, c, r, J, f, lam, active = state
+      Jm = jnp.where(free[:, :, None, :] & jnp.isfinite(J), J, 0.0)
+      rr = jnp.where(jnp.isfinite(r), r, 0.0)
+      A = jnp.einsum("brnm,brnk->brmk", Jm, Jm)
+      g = jnp.einsum("brnm,brn->brm", Jm, rr)
+      # Marquardt scaling; unused slots get an identity row so every system stays regular.
+      diag = jnp.diagonal(A, axis1=-2, axis2=-1)
+      A = A + (lam[..., None] * (diag + 1e-9) + jnp.where(free, 0.0, 1.0))[..., None] * eye
+      delta = jnp.linalg.solve(A, -g[..., None])[..., 0]
+      c_new = c + jnp.where(free & jnp.isfinite(delta) & active[..., None], delta, 0.0)
+      r_new, J_new, f_new = res_jac(c_new)
+      better = active & (f_new < f)
+      negligible = better & (f - f_new <= 1e-6 * f)
+      keep = better[..., None]
+      c = jnp.where(keep, c_new, c)
+      r = jnp.where(keep, r_new, r)
+      J = jnp.where(keep[..., None], J_new, J)
+      f = jnp.where(better, f_new, f)
+      lam = jnp.clip(jnp.where(better, lam * 0.3, lam * 10.0), 1e-9, 1e9)
+      active = active & ~negligible & (f > 1e-14) & (lam < 1e6)
+      return i + 1, c, r, J, f, lam, active
+
+    r0, J0, f0 = res_jac(c0)
+    active = jnp.isfinite(f0) & (f0 > 1e-14) & jnp.any(free, -1)
+    lam0 = jnp.full(f0.shape, 1e-3, c0.dtype)
+    state = (jnp.int32(0), c0, r0, J0, f0, lam0, active)
+    state = jax.lax.while_loop(lambda s: (s[0] < steps) & jnp.any(s[-1]), body, state)
+    return state[1], state[4]
+
+  if polish == 0:
+    return solve(c0, X, y, rmask, steps)
+  # Most steps on a subsample: a step's cost is linear in rows, and a fit that has converged
+  # on a few hundred rows needs only a few Gauss-Newton-like steps on all of them. A lane
+  # whose subsample fit failed (non-finite) polishes from its start instead.
+  c_sub, f_sub = solve(c0, Xs, ys, smask, steps)
+  return solve(jnp.where(jnp.isfinite(f_sub)[..., None], c_sub, c0), X, y, rmask, polish)
 
 
 _LM_CACHE: dict = {}
 
 
-def _lm_jit(steps: int, select_all: bool):
+def _lm_jit(steps: int, polish: int, select_all: bool):
   import jax
 
-  key = (steps, select_all)
+  key = (steps, polish, select_all)
   if key not in _LM_CACHE:
-    _LM_CACHE[key] = jax.jit(lambda *a: _lm(*a, steps=steps, select_all=select_all))
+    _LM_CACHE[key] = jax.jit(lambda *a: _lm(*a, steps=steps, polish=polish,
+                                            select_all=select_all))
   return _LM_CACHE[key]
 
 
 def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20,
-              restarts: int = 2, seed: int = 0, select_all: bool | None = None) -> list[FitResult]:
+              restarts: int = 2, seed: int = 0, select_all: bool | None = None,
+              sub_rows: int = SUB_ROWS, polish: int = POLISH) -> list[FitResult]:
   """Fit every node's constants at once on the device; one FitResult per node (aligned).
 
-  Start 0 is the decoded constants, the others c0 + 0.5 (|c0| + 1) eps. Nodes with more than
-  MAX_CONSTS constants are fitted by scipy L-BFGS-B (`fit_constants`). select_all (default:
-  on accelerators) evaluates every operator per instruction instead of branching.
+  Start 0 is the decoded constants, the others c0 + 0.5 (|c0| + 1) eps. With more than
+  2 * sub_rows rows, `steps` LM steps run on a random subsample of sub_rows rows and then
+  `polish` steps on all of them; otherwise (or with sub_rows = 0) `steps` on all. Nodes with
+  more than MAX_CONSTS constants, or all nodes when some |y| >= FLOAT32_SAFE, are fitted by
+  scipy L-BFGS-B in float64 (`fit_constants`). select_all
+  (default: on accelerators) evaluates every operator per instruction instead of branching.
   """
   import jax
 
@@ -230,9 +252,12 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20
   X, y = np.asarray(X, np.float64), np.asarray(y, np.float64)
   out: list[FitResult | None] = [None] * len(nodes)
   groups: dict[int, list[tuple[int, E.Node]]] = {}  # constant slots -> (index, node)
+  # float32 squares of residuals, summed over rows, overflow for targets beyond ~1e15
+  # (e.g. exp(exp(x)) data): there every candidate goes to float64 scipy.
+  float32_safe = bool(np.all(np.abs(y) < FLOAT32_SAFE))
   for i, node in enumerate(nodes):
     n_c = len(E.constants(node))
-    if n_c == 0 or n_c > MAX_CONSTS:  # nothing to fit (evaluated only), or too many: scipy
+    if n_c == 0 or n_c > MAX_CONSTS or not float32_safe:  # nothing to fit, too many, or too big
       out[i] = fit_constants(node, X, y, max_iter=100)
     else:
       groups.setdefault(next(m for m in _SLOTS if n_c <= m), []).append((i, node))
@@ -241,7 +266,7 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20
   for mc, items in sorted(groups.items()):
     for part, prog in _parts(items, X.shape[1], mc):
       results = _fit_group([n for _, n in part], prog, X, y, steps, restarts, seed + mc,
-                           select_all)
+                           select_all, sub_rows, polish)
       for (i, _), r in zip(part, results):
         out[i] = r
   return out  # type: ignore[return-value]
@@ -271,8 +296,17 @@ def _parts(items: list[tuple[int, E.Node]], n_vars: int, mc: int):
   return _parts(items[:half], n_vars, mc) + _parts(items[half:], n_vars, mc)
 
 
+def _padded_rows(X, y, m: int):
+  """float32 X, y padded with zero rows to m, and the mask of the real rows."""
+  Xp = np.zeros((m, X.shape[1]), np.float32)
+  Xp[:len(y)] = X
+  yp = np.zeros(m, np.float32)
+  yp[:len(y)] = y
+  return Xp, yp, np.arange(m) < len(y)
+
+
 def _fit_group(nodes, prog, X, y, steps: int, restarts: int, seed: int,
-               select_all: bool) -> list[FitResult]:
+               select_all: bool, sub_rows: int, polish: int) -> list[FitResult]:
   """LM on one compiled call (`prog` schedules `nodes`, padded); one FitResult per node."""
   from lee_jax import evaluate
 
@@ -289,13 +323,16 @@ def _fit_group(nodes, prog, X, y, steps: int, restarts: int, seed: int,
   with np.errstate(over="ignore"):  # a decoded 1e99 becomes inf: that start just fails
     starts = (c0[:, None] + 0.5 * (np.abs(c0[:, None]) + 1.0) * eps).astype(np.float32)
   n = len(y)
-  m = evaluate.batch_bucket(n, 256)
-  Xp = np.zeros((m, X.shape[1]), np.float32)
-  Xp[:n] = X
-  yp = np.zeros(m, np.float32)
-  yp[:n] = y
+  Xp, yp, mask = _padded_rows(X, y, evaluate.batch_bucket(n, 256))
+  if sub_rows <= 0 or n <= 2 * sub_rows:
+    polish = 0  # few rows: every step on all of them (the subsample arrays go unused)
+    Xs, ys, smask = Xp[:1], yp[:1], mask[:1]
+  else:
+    pick = np.sort(rng.choice(n, sub_rows, replace=False))
+    Xs, ys, smask = _padded_rows(X[pick], y[pick], sub_rows)
   with np.errstate(over="ignore"):
-    c, f = _lm_jit(steps, select_all)(*prog.arrays(), cmask, starts, Xp, yp, np.arange(m) < n)
+    c, f = _lm_jit(steps, polish, select_all)(*prog.arrays(), cmask, starts, Xp, yp, mask,
+                                              Xs, ys, smask)
   c, f = np.asarray(c, np.float64), np.asarray(f, np.float64)
   scale = max(float(np.var(y)), 1e-12)
   out = []

@@ -59,7 +59,7 @@ class Program:
   used: int  # instructions before padding to the bucket
 
   def arrays(self):
-    return self.classes, self.lanes, self.args, self.roots
+    return self.classes, self.lanes, self.args, self.roots, np.int32(self.used)
 
 
 def compile_trees(nodes: list[E.Node], n_vars: int, n_consts: int,
@@ -204,10 +204,12 @@ def _class_fns():
   return [fns[name] for name, _ in CLASSES]
 
 
-def run(classes, lanes, args, roots, consts, X, jacobian: bool = False, select_all: bool = False):
+def run(classes, lanes, args, roots, used, consts, X, jacobian: bool = False,
+        select_all: bool = False):
   """Evaluate a schedule (traceable: the arrays may be jax arrays).
 
-  classes/lanes/args/roots from Program.arrays(); consts [B, R, M]; X [N, D].
+  classes/lanes/args/roots/used from Program.arrays(); consts [B, R, M]; X [N, D]. Only the
+  first `used` instructions run (a traced count: the padding to the shape bucket costs nothing).
   Returns y [B, R, N] (NaN wherever a node was non-finite), and with jacobian=True also
   dy/dconsts [B, R, N, M]. select_all computes every class and selects (no data-dependent
   branch: for devices where a conditional per instruction costs more than the arithmetic).
@@ -215,6 +217,7 @@ def run(classes, lanes, args, roots, consts, X, jacobian: bool = False, select_a
   import jax
   import jax.numpy as jnp
 
+  classes, lanes, args = jnp.asarray(classes), jnp.asarray(lanes), jnp.asarray(args)
   B, R, M = consts.shape
   N, D = X.shape
   dtype = consts.dtype
@@ -238,17 +241,19 @@ def run(classes, lanes, args, roots, consts, X, jacobian: bool = False, select_a
   first_out = 1 + D + B * M
   fns = _class_fns()
 
-  def step(buf, inp):
-    t, cls, lane, arg = inp
+  def step(t, buf):
+    cls, lane, arg = classes[t], lanes[t], args[t]
     a, b = buf[arg[0]], buf[arg[1]]
     if select_all:
       v = jnp.stack([f(a, b, lane) for f in fns])[cls]
     else:
       v = jax.lax.switch(cls, fns, a, b, lane)
     v = jnp.where(jnp.isfinite(v[:, :1]), v, jnp.nan)
-    return jax.lax.dynamic_update_slice_in_dim(buf, v, first_out + t * W, axis=0), None
+    return jax.lax.dynamic_update_slice_in_dim(buf, v, first_out + t * W, axis=0)
 
-  buf, _ = jax.lax.scan(step, buf, (jnp.arange(T), classes, lanes, args))
+  # A loop to the traced `used`, not a scan over all T: a call's schedule is padded to its
+  # shape bucket (about a third of it on search batches), and padding would cost a full step.
+  buf = jax.lax.fori_loop(0, used, step, buf)
   out = buf[roots]
   if not jacobian:
     return out[:, 0]

@@ -204,7 +204,8 @@ class Round:
     with self.timer("fit"):
       if self.cfg.fitter == "jax" and keys:
         results = fit.fit_batch([nodes[k] for k in keys], *self.fit_rows, self.cfg.lm_steps,
-                                self.cfg.lm_restarts, seed=int(self.rng.integers(2**31)))
+                                self.cfg.lm_restarts, seed=int(self.rng.integers(2**31)),
+                                sub_rows=self.cfg.lm_sub_rows)
       else:
         results = [fit.fit_constants(nodes[k], *self.fit_rows, self.max_iter) for k in keys]
     out = {}

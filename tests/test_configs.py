@@ -15,3 +15,12 @@ def test_search_config_layers_preset_then_model_defaults_then_overrides():
     configs.get_search_config("fast", {"latent_noise": -1.0})
   with pytest.raises(ValueError, match="unknown preset 'quick'"):
     configs.get_search_config("quick")
+
+
+def test_search_config_rejects_fitter_settings_that_cannot_run():
+  for bad, message in (({"lm_restarts": 0}, "lm_restarts must be >= 1"),
+                       ({"lm_steps": 0}, "lm_steps must be >= 1"),
+                       ({"lm_sub_rows": -1}, "lm_sub_rows must be >= 0")):
+    with pytest.raises(ValueError, match=message):
+      configs.get_search_config("fast", **bad)
+  assert configs.get_search_config("fast", lm_sub_rows=0).lm_sub_rows == 0

@@ -86,6 +86,33 @@ def test_batched_jax_fitter_matches_scipy_on_the_same_candidates():
   np.testing.assert_allclose(E.constants(jx[1].node), jx[1].values)
 
 
+def test_subsampled_lm_polishes_to_the_all_rows_fit():
+  # 1,000 rows: LM steps on 128 of them, then polish steps on all; the result is the all-rows
+  # least-squares fit (noisy data: the subsample's own optimum is ~1% off, beyond rtol).
+  rng = np.random.default_rng(7)
+  X = rng.uniform(-2, 2, (1000, 1))
+  y = 1.7 * np.exp(0.6 * X[:, 0]) + 0.3 + rng.normal(0, 0.2, 1000)
+  nodes = [E.from_prefix("add mul C exp mul C x0 C".split()),
+           E.from_prefix("add mul C x0 C".split())]
+  sub = fit.fit_batch(nodes, X, y, steps=20, restarts=1, sub_rows=128, polish=4)
+  full = fit.fit_batch(nodes, X, y, steps=20, restarts=1, sub_rows=0)
+  sp = [fit.fit_constants(n, X, y, 300) for n in nodes]
+  for a, b, c in zip(sub, full, sp):
+    assert a.ok and b.ok
+    np.testing.assert_allclose(a.values, c.values, rtol=1e-3, atol=1e-4)
+    np.testing.assert_allclose(b.values, c.values, rtol=1e-3, atol=1e-4)
+
+
+def test_targets_beyond_float32_go_to_scipy():
+  # y up to ~1e43: float32 cannot hold it, so the LM would fail where float64 fits exactly.
+  X = np.random.default_rng(8).uniform(0, 2, (80, 1))
+  y = 2.0 * np.exp(50.0 * X[:, 0])
+  node = E.with_constants(E.from_prefix("mul C exp mul C x0".split()), [1.5, 49.0])
+  (r,) = fit.fit_batch([node], X, y)
+  assert r.ok and r.nmse < 1e-12
+  np.testing.assert_allclose(r.values, [2.0, 50.0], rtol=1e-6)
+
+
 def test_batched_fitter_failures_are_results_not_exceptions():
   X = np.random.default_rng(6).uniform(1, 2, (60, 1))
   y = 3.0 * X[:, 0] + 1.0
