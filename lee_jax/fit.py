@@ -243,7 +243,8 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20
   `polish` steps on all of them; otherwise (or with sub_rows = 0) `steps` on all. Nodes with
   more than MAX_CONSTS constants, or all nodes when some |y| >= FLOAT32_SAFE, are fitted by
   scipy L-BFGS-B in float64 (`fit_constants`). select_all
-  (default: on accelerators) evaluates every operator per instruction instead of branching.
+  (default: on accelerators) evaluates every operator per instruction instead of branching,
+  over the whole padded schedule (program.run).
   """
   import jax
 

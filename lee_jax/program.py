@@ -208,11 +208,13 @@ def run(classes, lanes, args, roots, used, consts, X, jacobian: bool = False,
         select_all: bool = False):
   """Evaluate a schedule (traceable: the arrays may be jax arrays).
 
-  classes/lanes/args/roots/used from Program.arrays(); consts [B, R, M]; X [N, D]. Only the
-  first `used` instructions run (a traced count: the padding to the shape bucket costs nothing).
+  classes/lanes/args/roots/used from Program.arrays(); consts [B, R, M]; X [N, D].
   Returns y [B, R, N] (NaN wherever a node was non-finite), and with jacobian=True also
-  dy/dconsts [B, R, N, M]. select_all computes every class and selects (no data-dependent
-  branch: for devices where a conditional per instruction costs more than the arithmetic).
+  dy/dconsts [B, R, N, M]. By default each instruction branches to its class and only the
+  first `used` instructions run (a loop bound read from data: the padding to the shape
+  bucket costs nothing). select_all has no data-dependent control flow: every class is
+  computed and selected, and the whole padded schedule runs (for accelerators, where a
+  branch or a data-bound loop iteration can cost a host round trip, more than the work).
   """
   import jax
   import jax.numpy as jnp
@@ -251,9 +253,10 @@ def run(classes, lanes, args, roots, used, consts, X, jacobian: bool = False,
     v = jnp.where(jnp.isfinite(v[:, :1]), v, jnp.nan)
     return jax.lax.dynamic_update_slice_in_dim(buf, v, first_out + t * W, axis=0)
 
-  # A loop to the traced `used`, not a scan over all T: a call's schedule is padded to its
-  # shape bucket (about a third of it on search batches), and padding would cost a full step.
-  buf = jax.lax.fori_loop(0, used, step, buf)
+  if select_all:  # a static trip count: no predicate read back per iteration
+    buf = jax.lax.fori_loop(0, T, step, buf)
+  else:  # search calls hold few trees, so most of a padded schedule is padding: skip it
+    buf = jax.lax.fori_loop(0, used, step, buf)
   out = buf[roots]
   if not jacobian:
     return out[:, 0]
