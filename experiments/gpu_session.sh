@@ -35,11 +35,11 @@ MODEL=${MODEL:-small}
 WORKERS=${WORKERS:-12}
 ALIGN_SCALE=${ALIGN_SCALE:-1}
 BATCH=${BATCH:-256}
-INIT_FROM=${INIT_FROM:-}        # go: phase 1 starts from these params (e.g. the kept run E)
+INIT_FROM=${INIT_FROM:-}        # go: phase 1 starts from these params (e.g. lee_jax/weights, run E)
 ALIGN_DIRECTION=${ALIGN_DIRECTION:-q_to_p}  # go: Eq. 8 (q_to_p) or the p_to_q variant
 ALIGN_TARGET=${ALIGN_TARGET:-ema}  # go: Eq. 8's p from an EMA of the weights, or online
 STEPS=${STEPS:-}  # go: five step counts instead of sizing them (e.g. 1,2000,3000,2000,2500
-                  # after INIT_FROM=params_E: phase 1 is already trained)
+                  # after INIT_FROM=lee_jax/weights: phase 1 is already trained)
 PAPER_BENCH=${PAPER_BENCH:-1}  # go: also benchmark the `paper` model (0 for a CPU smoke test)
 WATCH_END=${WATCH_END:-540}    # go: seconds after the call began at which it stops watching
 DTYPE=${DTYPE:-bfloat16}       # go: compute dtype (float32 for a CPU smoke test)
@@ -113,9 +113,11 @@ collect() {  # every log and evaluation in one logs.tgz, and the latest phase's 
   for src in $([ -n "$INIT_FROM" ] || echo "$RUN/export_phase1") $latest; do
     [ -f "$src/meta.json" ] || continue
     name=w_${src##*export_}
-    # on the CPU: the training process holds the GPU
+    # on the CPU: the training process holds the GPU. The export records the latent noise
+    # its in-lease search used (EVAL_ARGS) as its search default, so it ships as measured.
+    noise=$(echo "$EVAL_ARGS" | grep -oE -- '--latent_noise=[0-9.]+' | cut -d= -f2)
     [ -f "$RUN/$name/meta.json" ] || JAX_PLATFORMS=cpu python3 -m lee_jax.weights --from "$src" \
-      --to "$RUN/$name" --dtype bfloat16
+      --to "$RUN/$name" --dtype bfloat16 ${noise:+--latent_noise "$noise"}
     cp -r "$RUN/$name" "$OUT/"
   done
   for p in "$RUN"/eval_phase*/; do
@@ -141,7 +143,9 @@ case "$cmd" in
         | tee -a "$OUT/bench_train.log"
     done
     python3 experiments/bench_data.py --workers=0,8,15 2>&1 | tee "$OUT/bench_data.log"
-    python3 experiments/bench_fit.py --n=256 2>&1 | tee "$OUT/bench_fit.log"
+    for rows in 500 1000; do  # the fast and paper presets' fit rows
+      python3 experiments/bench_fit.py --n=256 --rows=$rows 2>&1 | tee -a "$OUT/bench_fit.log"
+    done
     ;;
   go)
     minutes=${1:-23}
