@@ -20,7 +20,6 @@ from lee_jax import datasets
 from lee_jax import engine as engine_lib
 from lee_jax import search
 from lee_jax import trial
-from lee_jax import weights
 
 import sweep  # experiments/sweep.py: the scripts importing this put experiments/ on sys.path
 
@@ -70,16 +69,16 @@ class Setup:
 
 def setup_from_flags() -> Setup:
   f = flags.FLAGS
-  defaults = {} if f.random_model else model_search_defaults(f.checkpoint)
+  defaults = model_search_defaults(f.checkpoint, f.random_model)
   cfg = configs.get_search_config(f.preset, defaults, rounds=f.rounds, iterations=f.iters,
                                   workers=f.workers, simplify_helpers=f.simplify_helpers)
   return Setup(*load_engine(f.checkpoint, f.random_model), cfg, f.mode, f.seed)
 
 
-def model_search_defaults(checkpoint: str | None) -> dict:
-  """The checkpoint's own search defaults (weights.search_defaults); exits on a bad one."""
+def model_search_defaults(checkpoint: str | None, random_model: str | None) -> dict:
+  """The checkpoint's own search defaults (sweep.search_defaults); exits on a bad one."""
   try:
-    return weights.search_defaults(checkpoint)
+    return dict(sweep.search_defaults(checkpoint, random_model))
   except checkpoints.CheckpointError as e:
     sys.exit(f"error: {e}")
 
