@@ -2,7 +2,8 @@
 
 SymPy's simplify is most of a search's host time on a CPU, so it is guarded by a wall-clock
 limit, cached by constant pattern (a refit of a skeleton already seen costs nothing), and a
-batch of candidates can be simplified in helper processes while this one takes its share.
+batch of candidates can be simplified in helper processes while this one takes its share,
+or while this one does other work (`submit(..., background=True)`).
 """
 
 from __future__ import annotations
@@ -236,55 +237,119 @@ def shutdown_helpers() -> None:
 atexit.register(shutdown_helpers)
 
 
-def _count_all(prefixes: list[tuple[str, ...]], helpers: int) -> list[int]:
-  if helpers <= 0 or len(prefixes) < 2:
-    return [count_simplified(p) for p in prefixes]
-  try:
-    while len(_helpers) < helpers:
-      _helpers.append(_Helper())
-  except OSError:  # cannot start a process here: do it all in this one
-    return [count_simplified(p) for p in prefixes]
-  live = list(_helpers[:helpers])
-  # Helpers take prefixes from the front, two each in flight so none waits for the next;
-  # this process takes them from the back.
-  out: dict[int, int] = {}
-  todo = collections.deque(range(len(prefixes)))
+class Job:
+  """Complexities of a batch of prefixes being computed.
 
-  def drop(h: _Helper) -> None:  # dead or stuck: its work comes back here
-    todo.extend(h.sent)
-    live.remove(h)
+  Uncached prefixes go to the helper processes, two in flight each, from the front of the
+  queue. With background=True a thread keeps the helpers fed while the caller does other
+  work (the search decodes its next batch); `result()` finishes the job, this process taking
+  prefixes from the back of the queue, and caches the counts. One job at a time: starting
+  one finishes the one before.
+  """
+
+  def __init__(self, prefixes: list[tuple[str, ...]], helpers: int, background: bool = False):
+    global _active
+    if _active is not None:
+      _active.result()
+    self.prefixes = prefixes
+    self.todo_prefixes = [p for p in dict.fromkeys(prefixes) if cache.get(p) is None]
+    cache.hits += len(prefixes) - len(self.todo_prefixes)
+    cache.misses += len(self.todo_prefixes)
+    self.todo = collections.deque(range(len(self.todo_prefixes)))
+    self.out: dict[int, int] = {}
+    self.counts: list[int] | None = None
+    self.live: list[_Helper] = []
+    self._stop = threading.Event()
+    self._thread: threading.Thread | None = None
+    if helpers > 0 and self.todo and (background or len(self.todo) > 1):
+      try:
+        while len(_helpers) < helpers:
+          _helpers.append(_Helper())
+        self.live = list(_helpers[:helpers])
+      except OSError:  # cannot start a process here: do it all in this one
+        self.live = []
+    _active = self
+    if background and self.live:
+      self._thread = threading.Thread(target=self._feed, daemon=True)
+      self._thread.start()
+
+  def _drop(self, h: _Helper) -> None:
+    """A dead or stuck helper: its work comes back to the queue."""
+    self.todo.extend(h.sent)
+    self.live.remove(h)
     _helpers.remove(h)
     h.proc.kill()
     h.close()
 
-  try:
-    while todo or any(h.sent for h in live):
-      for h in list(live):
-        try:
-          while todo and len(h.sent) < 2:
-            h.send(todo[0], prefixes[todo[0]])
-            todo.popleft()
-        except OSError:
-          drop(h)
-      if todo:
-        i = todo.pop()
-        out[i] = count_simplified(prefixes[i])
-      busy = [h for h in live if h.sent]
-      if not busy:
-        continue
-      ready, _, _ = select.select(busy, [], [], 0 if todo else HELPER_PATIENCE)
-      if not ready and not todo:  # no answer for HELPER_PATIENCE seconds: stuck
-        for h in busy:
-          drop(h)
-      for h in ready:
-        try:
-          out.update(h.receive())
-        except (EOFError, OSError, ValueError, IndexError):
-          drop(h)
-  finally:
-    for h in [h for h in live if h.sent]:  # interrupted: late answers must not reach the next call
-      drop(h)
-  return [out[i] for i in range(len(prefixes))]
+  def _refill(self) -> None:
+    for h in list(self.live):
+      try:
+        while self.todo and len(h.sent) < 2:
+          h.send(self.todo[0], self.todo_prefixes[self.todo[0]])
+          self.todo.popleft()
+      except OSError:
+        self._drop(h)
+
+  def _exchange(self, timeout: float) -> bool:
+    """Refill the helpers, wait up to `timeout` for answers and take them. False when busy
+    helpers sent nothing in time."""
+    self._refill()
+    busy = [h for h in self.live if h.sent]
+    if not busy:
+      return True
+    ready, _, _ = select.select(busy, [], [], timeout)
+    for h in ready:
+      try:
+        self.out.update(h.receive())
+      except (EOFError, OSError, ValueError, IndexError):
+        self._drop(h)
+    return bool(ready)
+
+  def _feed(self) -> None:
+    """The background thread: keep the helpers busy until result() takes over."""
+    try:
+      while not self._stop.is_set() and (self.todo or any(h.sent for h in self.live)):
+        self._exchange(0.05)
+    except Exception:  # pylint: disable=broad-except
+      pass  # e.g. helpers closed at exit; result() recovers whatever is left
+
+  def result(self) -> list[int]:
+    """C of each prefix (blocks until all are counted)."""
+    global _active
+    if self.counts is not None:
+      return self.counts
+    if self._thread is not None:
+      self._stop.set()
+      self._thread.join()
+    try:
+      while self.todo or any(h.sent for h in self.live):
+        self._refill()
+        if self.todo:
+          i = self.todo.pop()
+          self.out[i] = count_simplified(self.todo_prefixes[i])
+        if not self._exchange(0 if self.todo else HELPER_PATIENCE) and not self.todo:
+          for h in [h for h in self.live if h.sent]:  # no answer for HELPER_PATIENCE: stuck
+            self._drop(h)
+    finally:
+      for h in [h for h in self.live if h.sent]:  # interrupted: late answers must not reach the next job
+        self._drop(h)
+      if _active is self:
+        _active = None
+    counts = {p: self.out[i] for i, p in enumerate(self.todo_prefixes)}
+    for p, c in counts.items():
+      cache.put(p, c)
+    self.counts = [counts[p] if p in counts else cache.get(p) for p in self.prefixes]
+    return self.counts
+
+
+_active: Job | None = None
+
+
+def submit(nodes: Sequence[E.Node], helpers: int = 0, background: bool = False,
+           exact: bool = False) -> Job:
+  """Start computing C(e) of each node (see `complexities`); `.result()` returns them."""
+  return Job([tuple(E.to_prefix(n if exact else constant_pattern(n))) for n in nodes], helpers,
+             background)
 
 
 def complexities(nodes: Sequence[E.Node], helpers: int = 0, exact: bool = False) -> list[int]:
@@ -294,14 +359,7 @@ def complexities(nodes: Sequence[E.Node], helpers: int = 0, exact: bool = False)
   own constants (the reference the pattern path is tested against). helpers > 0 spreads the
   uncached ones over that many helper processes plus this one; the counts are the same.
   """
-  prefixes = [tuple(E.to_prefix(n if exact else constant_pattern(n))) for n in nodes]
-  todo = [p for p in dict.fromkeys(prefixes) if cache.get(p) is None]
-  cache.hits += len(prefixes) - len(todo)
-  cache.misses += len(todo)
-  counts = dict(zip(todo, _count_all(todo, helpers)))
-  for p, c in counts.items():
-    cache.put(p, c)
-  return [counts[p] if p in counts else cache.get(p) for p in prefixes]
+  return submit(nodes, helpers, exact=exact).result()
 
 
 def complexity(node: E.Node, exact: bool = False) -> int:

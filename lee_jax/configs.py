@@ -210,6 +210,10 @@ class SearchConfig:
   # SymPy simplification (most of a CPU search) spread over this many helper processes
   # besides the round's own; 0 = in-process. The complexities are the same either way.
   simplify_helpers: int = 0
+  # Our addition (False = the paper): a batch's SymPy runs in the helpers while the next
+  # batch is re-encoded, decoded and fitted, so parents come from the pool one batch behind.
+  # Needs simplify_helpers >= 1.
+  overlap: bool = False
 
   def __post_init__(self):
     for name in ("rounds", "iterations", "pool_size", "n_init", "n_new", "parents",

@@ -109,7 +109,9 @@ class Engine:
     if tokens is None:
       tokens = np.zeros((1, 0), np.int32)
     b = len(tokens)
-    padded = np.zeros((evaluate.batch_bucket(b, 1 if tokens.shape[1] == 0 else 8), tokens.shape[1]), np.int32)
+    # Powers of two from 1: a search encodes 1-3 distinct parents per call (its parents repeat
+    # and are cached per scatter), so a bucket of 8 was three quarters padding.
+    padded = np.zeros((evaluate.batch_bucket(b, 1), tokens.shape[1]), np.int32)
     padded[:b] = tokens
     if tokens.shape[1]:
       padded[b:, 0], padded[b:, 1], padded[b:, 2] = vocab.BOS, vocab.FIRST_VAR_ID, vocab.EOS

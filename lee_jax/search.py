@@ -113,6 +113,10 @@ class Round:
     self.champion_ids: list[np.ndarray | None] = []
     self.iterative_best: pool_lib.Candidate | None = None
     self.floor: list[pool_lib.Candidate] = []  # the fitted baselines, kept out of pool eviction
+    # Candidates whose complexity is still being computed (cfg.overlap): (entering rows, the
+    # complexity job, origin, iteration), and their keys.
+    self.pending: tuple | None = None
+    self.pending_keys: set = set()
     n = len(data.y_train)
     fit_idx = self.rng.choice(n, min(cfg.fit_rows, n), replace=False)
     self.fit_rows = (data.X_train[fit_idx], data.y_train[fit_idx])
@@ -176,12 +180,17 @@ class Round:
 
   # --- candidates --------------------------------------------------------------------------
 
-  def evaluate(self, ids: np.ndarray, origin: str, iteration: int) -> list[pool_lib.Candidate | None]:
-    """Decoded ids [B, L] -> one Candidate (or None on failure) per row, aligned."""
+  def evaluate(self, ids: np.ndarray, origin: str, iteration: int,
+               wait: bool = True) -> list[pool_lib.Candidate | None]:
+    """Decoded ids [B, L] -> one Candidate (or None on failure) per row, aligned.
+
+    wait=False returns before the complexities are known: the candidates' SymPy runs in the
+    helper processes until the next `flush` (the next evaluate starts with one), and the
+    returned list holds only rows seen before."""
     parsed: dict[tuple[int, ...], E.Node] = {}
     for row in ids:
       key = tuple(int(t) for t in row)
-      if key in self.seen or key in parsed:
+      if key in self.seen or key in parsed or key in self.pending_keys:
         continue
       try:
         node = E.parse_ids(row)
@@ -194,7 +203,7 @@ class Round:
         self.seen[key] = None
         continue
       parsed[key] = node
-    self._score(self.fit(parsed), origin, iteration)
+    self._score(self.fit(parsed), origin, iteration, wait)
     return [self.seen.get(tuple(int(t) for t in row)) for row in ids]
 
   def fit(self, nodes: dict) -> dict:
@@ -217,8 +226,10 @@ class Round:
         self.seen[key] = None
     return out
 
-  def _score(self, nodes: dict[tuple, E.Node], origin: str, iteration: int) -> None:
-    """Batched R2 on train and val rows, then complexity and score; fills self.seen."""
+  def _score(self, nodes: dict[tuple, E.Node], origin: str, iteration: int,
+             wait: bool = True) -> None:
+    """Batched R2 on train and val rows, then complexity and score; fills self.seen (with
+    wait=False the complexities are pending until the next `flush`)."""
     rows = []
     for key, node in nodes.items():
       try:
@@ -226,13 +237,17 @@ class Round:
       except ValueError:  # a fitted constant that no longer fits in max_len tokens
         self.failures["too_long"] += 1
         self.seen[key] = None
+    if rows:
+      with self.timer("score"):
+        ids = np.stack([r[2] for r in rows])
+        consts = np.stack([r[3] for r in rows])
+        r2_train = score.batched_r2(ids, consts, self.train_rows)
+        r2_val = score.batched_r2(ids, consts, self.val_rows)
+    # The previous batch's complexities were computing meanwhile: they enter the pool now,
+    # before this batch is judged against it.
+    self.flush()
     if not rows:
       return
-    with self.timer("score"):
-      ids = np.stack([r[2] for r in rows])
-      consts = np.stack([r[3] for r in rows])
-      r2_train = score.batched_r2(ids, consts, self.train_rows)
-      r2_val = score.batched_r2(ids, consts, self.val_rows)
     entering = []  # could enter the pool: their complexity matters
     for (key, node, cids, cconsts), rt, rv in zip(rows, r2_train, r2_val):
       if not np.isfinite(rt):
@@ -245,17 +260,38 @@ class Round:
         self.seen[key] = None
       else:
         entering.append((key, node, cids, cconsts, rt, rv))
+    job = complexity.submit([e[1] for e in entering], self.cfg.simplify_helpers,
+                            background=not wait)
+    self.pending = (entering, job, origin, iteration)
+    self.pending_keys = {e[0] for e in entering}
+    if wait:
+      self._finish_pending()
+
+  def _finish_pending(self) -> list[pool_lib.Candidate]:
+    """Wait for the pending complexities and record those candidates; returns them."""
+    if self.pending is None:
+      return []
+    entering, job, origin, iteration = self.pending
     with self.timer("simplify"):
-      counts = complexity.complexities([e[1] for e in entering], self.cfg.simplify_helpers)
+      counts = job.result()
+    self.pending, self.pending_keys = None, set()
     for e, c in zip(entering, counts):
       self._keep(*e, c, origin, iteration)
+    return [self.seen[e[0]] for e in entering]
+
+  def flush(self) -> None:
+    """Finish the candidates still waiting for their complexity and merge them into the pool."""
+    self.pool.merge(self._finish_pending())
 
   def _keep(self, key, node, cids, cconsts, rt, rv, c, origin, iteration) -> None:
     self.seen[key] = pool_lib.Candidate(node, cids, cconsts, float(rt), float(rv), int(c),
                                         score.search_score(rt, c, self.cfg.alpha), origin, iteration)
 
-  def add(self, ids: np.ndarray, origin: str, iteration: int) -> list[pool_lib.Candidate | None]:
-    out = self.evaluate(ids, origin, iteration)
+  def add(self, ids: np.ndarray, origin: str, iteration: int,
+          wait: bool = True) -> list[pool_lib.Candidate | None]:
+    """Evaluate decoded ids and merge them into the pool (with wait=False, those still
+    waiting for their complexity merge at the next flush)."""
+    out = self.evaluate(ids, origin, iteration, wait)
     self.pool.merge([c for c in out if c is not None])
     return out
 
@@ -292,7 +328,11 @@ class Round:
     return z
 
   def run_iterative(self, with_gradient: bool) -> None:
+    """Batches of parents -> re-encode -> decode children. With cfg.overlap a batch's SymPy
+    runs in the helpers while the next batch is drawn, decoded and fitted, so the parents
+    come from the pool one batch behind; the gradient segments wait for it."""
     cfg = self.cfg
+    wait = not cfg.overlap
     iteration, batch = 0, 0
     while iteration < cfg.iterations and len(self.pool):
       parents = self.pool.parents(min(cfg.parents, cfg.iterations - iteration), self.rng)
@@ -300,17 +340,21 @@ class Round:
       before = iteration
       iteration += len(parents)
       batch += 1
-      self.add(self.decode(z, n_greedy=0, std=std), "iterative", iteration)
+      self.add(self.decode(z, n_greedy=0, std=std), "iterative", iteration, wait)
       if batch % cfg.refresh_every == 0:
         self.refresh_scatter()
         z0, std0 = self.z0_rows(cfg.n_refresh)
         if cfg.n_refresh:
-          self.add(self.decode(z0, n_greedy=0, std=std0), "refresh", iteration)
+          self.add(self.decode(z0, n_greedy=0, std=std0), "refresh", iteration, wait)
       if with_gradient and iteration // cfg.decode_period > before // cfg.decode_period:
+        self.flush()
         self.note_iterative_best()
         z_star = self.encode([self.pool.champion()])[0][0]
         self.gradient_segment(z_star, z_star, iteration)
+      if iteration >= cfg.iterations:
+        self.flush()
       self.record(iteration)
+    self.flush()
 
   def note_iterative_best(self) -> None:
     pool_iter = [c for c in self.pool.entries if c.origin != "gradient"]
