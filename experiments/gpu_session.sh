@@ -20,6 +20,7 @@
 #   bash experiments/gpu_session.sh watch            # the next call(s), back to back: 540 s more
 #   bash experiments/gpu_session.sh export           # bf16 weights + logs -> $OUT (<= 8 files)
 #   bash experiments/gpu_session.sh infer [CKPT]     # Strogatz, `paper` preset, scipy vs jax fitter
+#                                                    # (FITTERS=jax OVERLAP=1: SymPy overlapped)
 #
 # Training state never has to cross $OUT (Adam state for `small` is ~3x its params, more than
 # $OUT carries): one training process runs for the whole lease, on the machine's disk, and
@@ -214,9 +215,12 @@ print(','.join(str(max(1 if w == 0 else 50, int(total * w / sum(ratios)))) for w
   infer)
     setup
     ckpt=${1:-lee_jax/weights}
-    for f in scipy jax; do
-      python3 experiments/bench_infer.py --checkpoint "$ckpt" --preset paper --fitter $f \
-        --json "$OUT/infer_$f.json" 2>&1 | tee "$OUT/infer_$f.log"
+    # FITTERS=jax OVERLAP=1: one fitter, SymPy overlapped with decoding (a helper per worker)
+    for f in ${FITTERS:-scipy jax}; do
+      extra=""
+      [ -n "$OVERLAP" ] && extra="--overlap --simplify_helpers=1" && f_tag=${f}_overlap || f_tag=$f
+      python3 experiments/bench_infer.py --checkpoint "$ckpt" --preset paper --fitter $f $extra \
+        --json "$OUT/infer_$f_tag.json" 2>&1 | tee "$OUT/infer_$f_tag.log"
     done
     ;;
   *)

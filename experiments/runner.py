@@ -39,6 +39,8 @@ def define_search_flags(datasets_help: str, mode: bool = True, sweep: bool = Fal
   flags.DEFINE_integer("iters", None, "Override the preset's iterations.")
   flags.DEFINE_integer("workers", None, "Override the preset's worker processes.")
   flags.DEFINE_integer("simplify_helpers", None, "Override the preset's SymPy helper processes.")
+  flags.DEFINE_bool("overlap", None, "Override the preset's overlap (a batch's SymPy in the "
+                    "helpers while the next batch decodes; parents one batch behind).")
   flags.DEFINE_string("checkpoint", None, "Trained model (default: the shipped one).")
   flags.DEFINE_enum("random_model", None, list(configs.MODELS),
                     "An untrained model of this size (smoke tests and timing only).")
@@ -71,7 +73,8 @@ def setup_from_flags() -> Setup:
   f = flags.FLAGS
   defaults = model_search_defaults(f.checkpoint, f.random_model)
   cfg = configs.get_search_config(f.preset, defaults, rounds=f.rounds, iterations=f.iters,
-                                  workers=f.workers, simplify_helpers=f.simplify_helpers)
+                                  workers=f.workers, simplify_helpers=f.simplify_helpers,
+                                  overlap=f.overlap)
   return Setup(*load_engine(f.checkpoint, f.random_model), cfg, f.mode, f.seed)
 
 

@@ -225,6 +225,8 @@ class SearchConfig:
                  "simplify_helpers", "lm_sub_rows"):
       if getattr(self, name) < 0:
         raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+    if self.overlap and not self.simplify_helpers:
+      raise ValueError("overlap needs simplify_helpers >= 1 (the helper processes it overlaps with)")
     if self.fitter not in FITTERS:
       raise ValueError(f"fitter must be one of {', '.join(FITTERS)}, got {self.fitter!r}")
     if not self.latent_noise >= 0:

@@ -45,6 +45,11 @@ _WORKERS = flags.DEFINE_integer("workers", None, "Processes running rounds concu
 _HELPERS = flags.DEFINE_integer("simplify_helpers", None,
                                 "Helper processes for SymPy simplification, besides the search's own "
                                 "(default: the preset's; 0 = in-process).")
+_OVERLAP = flags.DEFINE_bool("overlap", None,
+                              "Simplify a batch's candidates (SymPy) in the helper processes while "
+                              "the next batch decodes; its parents then come from the pool one "
+                              "batch behind (default: the preset's, off = the paper). Pays off "
+                              "where the model runs on an accelerator and the CPU has cores to spare.")
 _FITTER = flags.DEFINE_enum("fitter", None, list(configs.FITTERS),
                             "Constant fitter: scipy (L-BFGS-B per candidate) or jax (batched "
                             "Levenberg-Marquardt on the device) (default: the preset's).")
@@ -52,6 +57,10 @@ _LATENT_NOISE = flags.DEFINE_float(
     "latent_noise", None, "Sampled decodes start from mu + s * std * eps, std the encoder's "
     "posterior spread (default: the preset's, 0 = the paper). Helps a model that decodes its "
     "parent back (BUILD_NOTES 'Latent noise').")
+_MAX_TIME = flags.DEFINE_float("max_time", None,
+                               "Seconds per trial (default: no limit). Past it the search stops "
+                               "refining and answers from what it has; round 1 always builds its "
+                               "initial pool. Results then depend on the machine's speed.")
 _CHECKPOINT = flags.DEFINE_string("checkpoint", None,
                                   "Trained model: a training workdir, its export/ folder, or a "
                                   "`python -m lee_jax.weights` folder (default: the one shipped "
@@ -74,7 +83,7 @@ def search_config() -> configs.SearchConfig:
     return configs.get_search_config(_PRESET.value, weights.search_defaults(_CHECKPOINT.value),
                                      rounds=_ROUNDS.value, iterations=_ITERS.value,
                                      workers=_WORKERS.value, fitter=_FITTER.value,
-                                     simplify_helpers=_HELPERS.value,
+                                     simplify_helpers=_HELPERS.value, overlap=_OVERLAP.value,
                                      latent_noise=_LATENT_NOISE.value)
   except ValueError as e:
     raise datasets.DataError(str(e)) from None
@@ -110,6 +119,10 @@ def print_trial(rep: dict, names) -> None:
   if not rep["found"]:
     print(f"no valid expression found ({rep['candidates']} candidates; failures {rep['failures']})")
     return
+  if rep.get("timed_out"):
+    done = sum(1 for r in rep["rounds"] if not r["timed_out"])
+    total = rep.get("config", {}).get("rounds", len(rep["rounds"]))
+    print(f"time limit reached: {done} of {total} rounds finished; the answer is the best so far")
   print(f"best expression: {rep['expression']}")
   print(f"latex: {rep['latex']}")
   print(f"R2 train {rep['r2_train']:.6f}  val {rep['r2_val']:.6f}  test {rep['r2_test']:.6f}  "
@@ -127,6 +140,8 @@ def main(argv):
   cfg = search_config()
   if _TRIALS.value < 1:
     raise datasets.DataError(f"--trials must be >= 1, got {_TRIALS.value}")
+  if _MAX_TIME.value is not None and not _MAX_TIME.value > 0:
+    raise datasets.DataError(f"--max_time must be > 0 seconds, got {_MAX_TIME.value}")
   out_path = check_out_path()
   print(datasets.describe(ds))
   first = datasets.split(ds.X, ds.y, seed=_SEED.value, noise=_NOISE.value)
@@ -142,7 +157,9 @@ def main(argv):
     data = search.SearchData(parts.X_train, parts.y_train, parts.X_val, parts.y_val)
     bar = None if _QUIET.value else progress_lib.SearchProgress(cfg.rounds)
     result = trial_lib.run_trial(engine, data, cfg, _MODE.value, seed,
-                                 progress=bar, bundle=bundle)
+                                 progress=bar, bundle=bundle, max_time=_MAX_TIME.value)
+    if bar is not None:
+      bar.close()
     rep = trial_lib.report(result, parts.X_test, parts.y_test, data, ds.feature_names, {
         "dataset": ds.name, "trial": t, "seed": seed, "noise": _NOISE.value,
         "preset": _PRESET.value, "mode": _MODE.value, "config": dataclasses.asdict(cfg)})

@@ -15,6 +15,7 @@ class SearchProgress:
     self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
     self.t0 = time.perf_counter()
     self._last_line = 0.0
+    self._open = False  # a redrawn line without its newline yet
 
   def __call__(self, round_index: int, iteration: int, iterations: int, best: float) -> None:
     now = time.perf_counter()
@@ -29,9 +30,17 @@ class SearchProgress:
             f"iter {iteration}/{iterations}  best score {best:.4f}  {now - self.t0:6.1f}s")
     if self.tty:
       self.stream.write("\r" + line + ("\n" if done else ""))
+      self._open = not done
     else:
       self.stream.write(line + "\n")
     self.stream.flush()
+
+  def close(self) -> None:
+    """End a line left open by a round that stopped early (the time limit)."""
+    if self._open:
+      self.stream.write("\n")
+      self.stream.flush()
+      self._open = False
 
   def round_done(self, result) -> None:
     """For rounds finished in worker processes (no per-iteration updates from them)."""

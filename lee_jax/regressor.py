@@ -42,6 +42,8 @@ class LEERegressor:
     rounds, iterations, workers, pool_size, fitter, latent_noise: override the preset when
       not None (fitter: 'scipy' or 'jax'; latent_noise s: sampled decodes from
       mu + s * std * eps, 0 = the paper).
+    max_time: seconds for the search (None: no limit); past it the search answers from what it
+      has found (the first round's initial pool at least), so results depend on machine speed.
     val_fraction: share of the rows held out for validation.
     seed: split and search seed.
     verbose: show search progress on stderr.
@@ -51,7 +53,8 @@ class LEERegressor:
                rounds: int | None = None, iterations: int | None = None,
                workers: int | None = None, pool_size: int | None = None,
                fitter: str | None = None, latent_noise: float | None = None,
-               val_fraction: float = 0.2, seed: int = 0, verbose: bool = False):
+               max_time: float | None = None, val_fraction: float = 0.2, seed: int = 0,
+               verbose: bool = False):
     self.checkpoint = checkpoint
     self.preset = preset
     self.mode = mode
@@ -61,6 +64,7 @@ class LEERegressor:
     self.pool_size = pool_size
     self.fitter = fitter
     self.latent_noise = latent_noise
+    self.max_time = max_time
     self.val_fraction = val_fraction
     self.seed = seed
     self.verbose = verbose
@@ -116,9 +120,12 @@ class LEERegressor:
     engine, bundle = engine_lib.load(self.checkpoint, cfg.constrain)
     bar = progress_lib.SearchProgress(cfg.rounds) if self.verbose else None
     result = trial_lib.run_trial(engine, data, cfg, self.mode, self.seed,
-                                 progress=bar, bundle=bundle)
+                                 progress=bar, bundle=bundle, max_time=self.max_time)
+    if bar is not None:
+      bar.close()
     self.failures_ = result.failures()
     self.wall_time_ = result.wall_time
+    self.timed_out_ = result.timed_out
     if result.winner is None:
       raise RuntimeError(f"no valid expression found (failures: {self.failures_}); try more "
                          "iterations or another checkpoint")

@@ -65,6 +65,7 @@ class RoundResult:
   fallback_used: bool = False
   # The champion's token ids [L] at each history entry (None: empty pool), for latent plots.
   champion_ids: list[np.ndarray | None] = dataclasses.field(default_factory=list)
+  timed_out: bool = False  # stopped at the trial's time limit before its iterations ran out
 
 
 class _Timer:
@@ -96,11 +97,14 @@ class Round:
   """State of one round; `run()` executes it in the configured mode."""
 
   def __init__(self, engine: engine_lib.Engine, data: SearchData, cfg: configs.SearchConfig,
-               mode: str, round_index: int, seed: int, progress: Progress | None = None):
+               mode: str, round_index: int, seed: int, progress: Progress | None = None,
+               deadline: float | None = None):
     if mode not in configs.MODES:
       raise ValueError(f"unknown mode {mode!r}; valid modes: {', '.join(configs.MODES)}")
     self.engine, self.data, self.cfg, self.mode = engine, data, cfg, mode
     self.round_index, self.seed, self.progress = round_index, seed, progress
+    self.deadline = deadline  # time.time() at which the round stops refining (None: never)
+    self.timed_out = False
     self.rng = np.random.default_rng(seed)
     self.key = jax.random.key(seed)
     self.max_iter = cfg.lbfgs_budget(round_index)
@@ -128,6 +132,13 @@ class Round:
                   if cfg.probe_points else None)
     self.noise_rng = np.random.default_rng([seed, 2])  # latent noise, likewise its own stream
     self.refresh_scatter()
+
+  def out_of_time(self) -> bool:
+    """True (and remembered) once the deadline has passed; the initial pool always runs, so a
+    stopped round still has an answer."""
+    if self.deadline is not None and time.time() >= self.deadline:
+      self.timed_out = True
+    return self.timed_out
 
   # --- device calls ------------------------------------------------------------------------
 
@@ -334,7 +345,7 @@ class Round:
     cfg = self.cfg
     wait = not cfg.overlap
     iteration, batch = 0, 0
-    while iteration < cfg.iterations and len(self.pool):
+    while iteration < cfg.iterations and len(self.pool) and not self.out_of_time():
       parents = self.pool.parents(min(cfg.parents, cfg.iterations - iteration), self.rng)
       z, std = (np.repeat(a, cfg.n_new, axis=0) for a in self.encode(parents))
       before = iteration
@@ -354,7 +365,9 @@ class Round:
       if iteration >= cfg.iterations:
         self.flush()
       self.record(iteration)
-    self.flush()
+    if self.pending is not None:  # stopped early (time limit) with a batch still simplifying
+      self.flush()
+      self.record(iteration)
 
   def note_iterative_best(self) -> None:
     pool_iter = [c for c in self.pool.entries if c.origin != "gradient"]
@@ -364,6 +377,8 @@ class Round:
     z = self.z0
     segments = max(1, self.cfg.iterations // self.cfg.decode_period)
     for s in range(segments):
+      if self.out_of_time():
+        break
       z = self.gradient_segment(z, self.z0, (s + 1) * self.cfg.decode_period)
       self.record((s + 1) * self.cfg.decode_period)
 
@@ -376,7 +391,7 @@ class Round:
         "popsize": cfg.cmaes_popsize, "seed": self.seed % (2**31 - 2) + 1, "verbose": -9,
         "CMA_diagonal": self.z0.size > 64})
     used = 0
-    while used < budget:
+    while used < budget and not self.out_of_time():
       with self.timer("cmaes"):
         zs = es.ask()
       ids = self.decode(np.asarray(zs, np.float32), n_greedy=len(zs))
@@ -410,9 +425,10 @@ class Round:
     fallback = winner is not None and best is not None and winner is not best
     return RoundResult(self.round_index, self.seed, winner, list(self.pool.entries),
                        dict(self.failures), dict(self.timer.seconds), self.candidates, len(self.seen),
-                       self.history, fallback, self.champion_ids)
+                       self.history, fallback, self.champion_ids, self.timed_out)
 
 
 def run_round(engine: engine_lib.Engine, data: SearchData, cfg: configs.SearchConfig, mode: str,
-              round_index: int, seed: int, progress: Progress | None = None) -> RoundResult:
-  return Round(engine, data, cfg, mode, round_index, seed, progress).run()
+              round_index: int, seed: int, progress: Progress | None = None,
+              deadline: float | None = None) -> RoundResult:
+  return Round(engine, data, cfg, mode, round_index, seed, progress, deadline).run()

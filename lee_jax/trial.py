@@ -35,6 +35,7 @@ class TrialResult:
   winner_round: int | None
   rounds: list[search.RoundResult]
   wall_time: float
+  timed_out: bool = False  # the time limit cut the search short (rounds stopped or skipped)
 
   def failures(self) -> dict[str, int]:
     """Failure counts summed over the rounds."""
@@ -53,24 +54,36 @@ def _init_worker(bundle: dict, constrain: bool) -> None:
   _WORKER["engine"] = engine_lib.Engine(engine_lib.from_bundle(bundle), constrain)
 
 
-def _worker_round(data, cfg, mode, round_index, seed) -> search.RoundResult:
-  return search.run_round(_WORKER["engine"], data, cfg, mode, round_index, seed)
+def _worker_round(data, cfg, mode, round_index, seed, deadline) -> search.RoundResult:
+  return search.run_round(_WORKER["engine"], data, cfg, mode, round_index, seed,
+                          deadline=deadline)
 
 
 def run_trial(engine: engine_lib.Engine, data: search.SearchData, cfg: configs.SearchConfig,
-              mode: str, seed: int, progress=None, bundle: dict | None = None) -> TrialResult:
+              mode: str, seed: int, progress=None, bundle: dict | None = None,
+              max_time: float | None = None) -> TrialResult:
   """R rounds; in-process when cfg.workers == 1, else in cfg.workers processes (needs bundle).
+
+  max_time: seconds for the whole trial (None: no limit). Past it, running rounds stop
+  refining and return their pool, in-process rounds not yet started are skipped, and worker
+  rounds not yet started build their initial pool only; round 0 always runs, so there is an
+  answer. A limit makes the result depend on the machine's speed.
 
   progress: a search.Progress callable, told every iteration of in-process rounds; if it
   has a `round_done(RoundResult)` method (progress.SearchProgress), that is called as each
   worker-process round finishes instead.
   """
+  if max_time is not None and not max_time > 0:
+    raise ValueError(f"max_time must be > 0 seconds, got {max_time}")
   t0 = time.perf_counter()
+  deadline = None if max_time is None else time.time() + max_time
   seeds = [seed + r for r in range(cfg.rounds)]
   results: list[search.RoundResult] = []
   if cfg.workers <= 1 or cfg.rounds == 1:
     for r, s in enumerate(seeds):
-      results.append(search.run_round(engine, data, cfg, mode, r, s, progress))
+      if results and deadline is not None and time.time() >= deadline:
+        break
+      results.append(search.run_round(engine, data, cfg, mode, r, s, progress, deadline))
   else:
     if bundle is None:
       raise ValueError("running rounds in worker processes needs the model bundle")
@@ -80,7 +93,8 @@ def run_trial(engine: engine_lib.Engine, data: search.SearchData, cfg: configs.S
     with concurrent.futures.ProcessPoolExecutor(min(cfg.workers, cfg.rounds), mp_context=ctx,
                                                 initializer=_init_worker,
                                                 initargs=(bundle, engine.constrain)) as ex:
-      futures = [ex.submit(_worker_round, data, cfg, mode, r, s) for r, s in enumerate(seeds)]
+      futures = [ex.submit(_worker_round, data, cfg, mode, r, s, deadline)
+                 for r, s in enumerate(seeds)]
       for f in concurrent.futures.as_completed(futures):
         results.append(f.result())
         if hasattr(progress, "round_done"):
@@ -88,7 +102,8 @@ def run_trial(engine: engine_lib.Engine, data: search.SearchData, cfg: configs.S
     results.sort(key=lambda r: r.round_index)
   best = pool_lib.best_by_val([r.winner for r in results if r.winner is not None])
   winner_round = next((r.round_index for r in results if r.winner is best), None) if best else None
-  return TrialResult(best, winner_round, results, time.perf_counter() - t0)
+  return TrialResult(best, winner_round, results, time.perf_counter() - t0,
+                     timed_out=any(r.timed_out for r in results) or len(results) < cfg.rounds)
 
 
 # --- reporting -----------------------------------------------------------------------------
@@ -132,6 +147,7 @@ def report(result: TrialResult, X_test: np.ndarray, y_test: np.ndarray, data: se
   out.update({
       "found": result.winner is not None,
       "wall_time_s": round(result.wall_time, 3),
+      "timed_out": result.timed_out,
       "winner_round": result.winner_round,
       "candidates": sum(r.candidates for r in result.rounds),
       "unique_candidates": sum(r.unique for r in result.rounds),
@@ -156,7 +172,7 @@ def report(result: TrialResult, X_test: np.ndarray, y_test: np.ndarray, data: se
       "r2_val": r.winner.r2_val if r.winner else None,
       "expression": str(complexity.build(r.winner.node, names)) if r.winner else None,
       "complexity": r.winner.complexity if r.winner else None,
-      "fallback_used": r.fallback_used, "failures": r.failures,
+      "fallback_used": r.fallback_used, "timed_out": r.timed_out, "failures": r.failures,
       "history": [list(h) for h in r.history],
   } for r in result.rounds]
   out["equations"] = [{"complexity": c.complexity, "r2_val": c.r2_val,

@@ -84,6 +84,29 @@ def test_helper_processes_give_the_in_process_counts(empty_cache, monkeypatch):
   assert C.complexities(trees, helpers=2) == reference
 
 
+def test_a_background_job_runs_in_the_helpers_while_this_process_works(empty_cache, monkeypatch):
+  import time
+
+  rng = np.random.default_rng(11)
+  trees = [grammar.sample(rng, n_vars=2)[0] for _ in range(6)]
+  reference = [C.count_simplified(tuple(E.to_prefix(C.constant_pattern(t)))) for t in trees]
+  here = []
+  real = C.count_simplified
+  monkeypatch.setattr(C, "count_simplified", lambda p: here.append(p) or real(p))
+  job = C.submit(trees, helpers=1, background=True)
+  deadline = time.time() + 60  # this process does something else meanwhile
+  while (job.todo or any(h.sent for h in job.live)) and time.time() < deadline:
+    time.sleep(0.05)
+  assert job.result() == reference
+  assert here == []  # the helper, fed by the thread, did all of it
+  assert [C.cache.get(tuple(E.to_prefix(C.constant_pattern(t)))) for t in trees] == reference
+  # One job at a time: starting the next finishes the one before.
+  first = C.submit([E.from_prefix("add x0 x0".split()), E.from_prefix("mul x1 sq x1".split())],
+                   helpers=1, background=True)
+  second = C.submit([E.from_prefix("sub x0 x0".split())], helpers=1, background=True)
+  assert first.counts == [3, 3] and second.result() == [1]
+
+
 def test_a_dead_helper_falls_back_to_this_process(empty_cache):
   trees = [E.from_prefix(f"add mul x0 x1 sin add x0 {v}".split()) for v in ("x0", "x1")]
   trees += [E.from_prefix(p.split()) for p in ("sub x0 x0", "mul x1 sq x1", "add sq sin x0 sq cos x0")]

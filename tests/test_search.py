@@ -113,6 +113,55 @@ def test_history_tracks_the_champion(eng, data):
   assert all(E.parse_ids(ids) is not None for ids in res.champion_ids)
 
 
+def test_overlap_scores_a_batch_now_and_merges_it_at_the_next_flush(eng, data):
+  from lee_jax import complexity
+
+  cfg = dataclasses.replace(helpers.SMALL_SEARCH, overlap=True)
+  r = search.Round(eng, data, cfg, "iterative", 0, seed=5)  # empty pool: every fit may enter
+  z, std = r.z0_rows(8)
+  r.add(r.decode(z, n_greedy=0, std=std), "iterative", 1, wait=False)
+  pending = set(r.pending_keys)
+  assert pending and not pending & set(r.seen) and not r.pool.entries  # SymPy still running
+  r.flush()
+  assert r.pending is None and not r.pending_keys and pending <= set(r.seen)
+  entered = [r.seen[k] for k in pending if r.seen[k] is not None]
+  assert entered and {c.key for c in r.pool.entries} <= {c.key for c in entered}
+  assert [c.complexity for c in entered] == complexity.complexities([c.node for c in entered])
+
+
+def test_an_overlapped_round_ends_with_every_batch_in_the_pool(eng, data):
+  cfg = dataclasses.replace(helpers.SMALL_SEARCH, overlap=True, iterations=20)
+  r = search.Round(eng, data, cfg, "combined", 0, seed=6)
+  res = r.run()
+  _check_winner(res, data)
+  assert r.pending is None and res.timings.get("descend", 0) > 0
+  assert np.array_equal(res.champion_ids[-1], res.pool[0].ids)  # the last record is after the flush
+  assert res.history[-1][0] == cfg.iterations
+
+
+@pytest.mark.parametrize("mode", ["combined", "gradient", "cmaes"])
+def test_a_round_past_its_deadline_answers_from_its_initial_pool(eng, data, mode):
+  import time
+
+  res = search.run_round(eng, data, helpers.SMALL_SEARCH, mode, 0, seed=1,
+                         deadline=time.time() - 1)
+  assert res.timed_out
+  _check_winner(res, data)
+  assert res.candidates == helpers.SMALL_SEARCH.n_init  # no refinement decodes
+  assert not search.run_round(eng, data, helpers.SMALL_SEARCH, mode, 0, seed=1,
+                              deadline=time.time() + 600).timed_out
+
+
+def test_a_trial_past_its_time_limit_skips_the_rounds_not_started(eng, data):
+  cfg = dataclasses.replace(helpers.SMALL_SEARCH, rounds=3)
+  res = trial.run_trial(eng, data, cfg, "iterative", seed=0, max_time=1e-6)
+  assert res.timed_out and [r.round_index for r in res.rounds] == [0] and res.winner is not None
+  full = trial.run_trial(eng, data, dataclasses.replace(cfg, rounds=2), "iterative", seed=0)
+  assert not full.timed_out and len(full.rounds) == 2
+  with pytest.raises(ValueError, match="max_time"):
+    trial.run_trial(eng, data, cfg, "iterative", seed=0, max_time=0)
+
+
 @pytest.fixture(scope="module")
 def eos_engine():
   """A decoder that only ever emits EOS, decoded without the grammar constraint."""
