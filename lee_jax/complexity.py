@@ -308,8 +308,8 @@ class Job:
   def _feed(self) -> None:
     """The background thread: keep the helpers busy until result() takes over."""
     try:
-      while not self._stop.is_set() and (self.todo or any(h.sent for h in self.live)):
-        self._exchange(0.05)
+      while not self._stop.is_set() and self.live and (self.todo or any(h.sent for h in self.live)):
+        self._exchange(0.05)  # (no live helper left: result() does the rest here)
     except Exception:  # pylint: disable=broad-except
       pass  # e.g. helpers closed at exit; result() recovers whatever is left
 

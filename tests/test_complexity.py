@@ -107,6 +107,15 @@ def test_a_background_job_runs_in_the_helpers_while_this_process_works(empty_cac
   assert first.counts == [3, 3] and second.result() == [1]
 
 
+def test_a_background_job_whose_helper_dies_finishes_here(empty_cache):
+  C.complexities([E.from_prefix("sq x0".split()), E.from_prefix("sq x1".split())], helpers=1)
+  trees = [E.from_prefix(p.split()) for p in ("sub x0 x0", "mul x1 sq x1", "add x1 x1", "x0")]
+  C._helpers[0].proc.kill()
+  job = C.submit(trees, helpers=1, background=True)
+  assert job.result() == [1, 3, 3, 1]
+  assert not job._thread.is_alive()
+
+
 def test_a_dead_helper_falls_back_to_this_process(empty_cache):
   trees = [E.from_prefix(f"add mul x0 x1 sin add x0 {v}".split()) for v in ("x0", "x1")]
   trees += [E.from_prefix(p.split()) for p in ("sub x0 x0", "mul x1 sq x1", "add sq sin x0 sq cos x0")]
