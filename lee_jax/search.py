@@ -68,6 +68,9 @@ class RoundResult:
   timed_out: bool = False  # stopped at the trial's time limit before its iterations ran out
 
 
+DENSE_PROBES = 4  # the final pole check uses this many times cfg.probe_points
+
+
 class _Timer:
   def __init__(self):
     self.seconds: dict[str, float] = collections.defaultdict(float)
@@ -420,7 +423,18 @@ class Round:
     # The baselines stay candidates after the pool evicts them: when every pool entry is
     # worse on validation than a constant, the constant is the safer answer.
     final = self.pool.entries + self.floor
-    winner = pool_lib.select_winner(final, self.iterative_best)
+    iterative_best = self.iterative_best
+    if self.probe is not None:
+      # A second, denser look before a formula becomes the answer: a pole along a curve
+      # (x = sin y) can slip between one draw of probe points, and one such winner costs
+      # a test R2 of -3e3 (BUILD_NOTES "Winners with poles"). Baselines are always bounded.
+      dense = score.probe_points(self.data.X_train, DENSE_PROBES * self.cfg.probe_points,
+                                 np.random.default_rng([self.seed, 3]))
+      safe = lambda c: c.origin == "baseline" or score.bounded(c.node, dense, *self.fit_rows)
+      final = [c for c in final if safe(c)]
+      if iterative_best is not None and not safe(iterative_best):
+        iterative_best = None
+    winner = pool_lib.select_winner(final, iterative_best)
     best = pool_lib.best_by_val(final)
     fallback = winner is not None and best is not None and winner is not best
     return RoundResult(self.round_index, self.seed, winner, list(self.pool.entries),
