@@ -248,6 +248,26 @@ def test_a_pole_between_the_training_points_never_enters_the_pool(eng):
   assert c is not None and c.r2_train > 0.999 and not rnd.failures.get("unbounded")
 
 
+def test_a_pole_that_reached_the_pool_does_not_become_the_answer(eng):
+  # The same 0.7/x0 data; the candidate is put in the pool directly, as if the first draw of
+  # probe points had missed its pole. The denser check at the end of the round drops it.
+  rng = np.random.default_rng(0)
+  x0 = np.concatenate([rng.uniform(-3, -0.5, 150), rng.uniform(0.5, 3, 150)])
+  X = np.stack([x0, rng.uniform(-3, 3, 300)], axis=1)
+  d = search.SearchData(X[:200], 0.7 / x0[:200], X[200:], 0.7 / x0[200:])
+  off = dataclasses.replace(helpers.SMALL_SEARCH, probe_points=0)
+  pole = np.asarray([_ids("div + 7 . 0 0 e - 0 1 x0")], np.int32)
+  (c,) = search.Round(eng, d, off, "oneshot", 0, seed=0).evaluate(pole, "init", 0)
+  rnd = search.Round(eng, d, helpers.SMALL_SEARCH, "oneshot", 0, seed=0)
+  rnd.init_pool()
+  rnd.pool.merge([c])
+  assert c in rnd.pool.entries and c.r2_val > max(e.r2_val for e in rnd.pool.entries if e is not c)
+  res = rnd.result()
+  assert res.winner is not None and res.winner is not c and c in res.pool
+  rnd.probe = None  # without the guard the pole would have won
+  assert rnd.result().winner is c
+
+
 def test_the_baseline_floor_wins_when_every_pool_entry_fails_validation(eng, data):
   rnd = search.Round(eng, data, helpers.SMALL_SEARCH, "oneshot", 0, seed=0)
   rnd.init_pool()
