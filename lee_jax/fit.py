@@ -101,6 +101,13 @@ def fit_constants(node: E.Node, X: np.ndarray, y: np.ndarray, max_iter: int,
   start = np.asarray(E.constants(node), np.float64)
   scale = max(float(np.var(y)), 1e-12)
 
+  def value(c):  # the finite-difference path: a plain evaluation, as the paper's reference
+    from lee_jax import evaluate  # deferred: evaluate imports JAX
+    with np.errstate(all="ignore"):
+      r = evaluate.evaluate_numpy(E.with_constants(node, c), X) - y
+      f = float(np.mean(r * r)) / scale
+    return f if np.isfinite(f) else _BAD
+
   def objective(c):
     pred, jac = value_and_jacobian(node, X, c)
     r = pred - y
@@ -119,7 +126,7 @@ def fit_constants(node: E.Node, X: np.ndarray, y: np.ndarray, max_iter: int,
       return FitResult(node, start, np.inf, 0, False, "nonfinite_start")
     if len(start) == 0 or max_iter <= 0:
       return FitResult(node, start, f0, 0, True)
-    fun = objective if exact_gradient else (lambda c: objective(c)[0])
+    fun = objective if exact_gradient else value
     res = scipy.optimize.minimize(fun, start, jac=exact_gradient or None, method="L-BFGS-B",
                                   options={"maxiter": int(max_iter), "ftol": 1e-13, "gtol": 1e-10})
     values = np.asarray(res.x, np.float64)

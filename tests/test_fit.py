@@ -24,6 +24,18 @@ def test_lbfgsb_recovers_the_constants_of_a_known_skeleton(truth, start):
   np.testing.assert_allclose(evaluate.evaluate_numpy(res.node, X), y, rtol=1e-5, atol=1e-6)
 
 
+def test_the_finite_difference_reference_recovers_the_constants_too():
+  skeleton = E.from_prefix("add mul C sin mul C x0 C".split())  # c1*sin(c2*x0) + c3
+  X = np.random.default_rng(0).uniform(-2, 2, (300, 1))
+  y = 2.5 * np.sin(1.3 * X[:, 0]) + 0.7
+  start = E.with_constants(skeleton, [2.0, 1.1, 0.0])
+  res = fit.fit_constants(start, X, y, max_iter=300, exact_gradient=False)
+  assert res.ok and res.nmse < 1e-8
+  np.testing.assert_allclose(res.values, [2.5, 1.3, 0.7], rtol=1e-3)
+  pole = fit.fit_constants(E.from_prefix("div C log x0".split()), X, y, 50, exact_gradient=False)
+  assert not pole.ok and pole.reason == "nonfinite_start"  # log of negative x0: NaN rows
+
+
 def test_lbfgsb_recovers_each_constant():
   skeleton = E.from_prefix("add mul C sin mul C x0 C".split())  # c1*sin(c2*x0) + c3
   X = np.random.default_rng(0).uniform(-2, 2, (300, 1))
