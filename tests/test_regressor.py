@@ -115,6 +115,15 @@ def test_same_seed_same_expression_and_score(ckpt):
   assert a.equations_ == b.equations_
 
 
+def test_a_time_limit_still_gives_a_fitted_estimator(ckpt):
+  X, y = helpers.toy_data(120, seed=1)
+  est = LEERegressor(checkpoint=ckpt, rounds=2, iterations=5, max_time=1e-6).fit(X, y)
+  assert est.timed_out_ and np.all(np.isfinite(est.predict(X)))
+  assert not LEERegressor(checkpoint=ckpt, rounds=1, iterations=5).fit(X, y).timed_out_
+  with pytest.raises(ValueError, match="max_time"):
+    LEERegressor(checkpoint=ckpt, max_time=-1).fit(X, y)
+
+
 def test_damaged_checkpoints_are_one_line_errors_naming_the_file(tmp_path):
   X, y = helpers.toy_data(50)
   bad_meta = helpers.export_tiny(tmp_path / "a")
