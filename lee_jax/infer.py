@@ -140,8 +140,10 @@ def main(argv):
   cfg = search_config()
   if _TRIALS.value < 1:
     raise datasets.DataError(f"--trials must be >= 1, got {_TRIALS.value}")
-  if _MAX_TIME.value is not None and not _MAX_TIME.value > 0:
-    raise datasets.DataError(f"--max_time must be > 0 seconds, got {_MAX_TIME.value}")
+  try:
+    trial_lib.check_max_time(_MAX_TIME.value)  # before the model loads
+  except ValueError as e:
+    raise datasets.DataError(f"--{e}") from None
   out_path = check_out_path()
   print(datasets.describe(ds))
   first = datasets.split(ds.X, ds.y, seed=_SEED.value, noise=_NOISE.value)

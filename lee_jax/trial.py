@@ -59,6 +59,11 @@ def _worker_round(data, cfg, mode, round_index, seed, deadline) -> search.RoundR
                           deadline=deadline)
 
 
+def check_max_time(max_time: float | None) -> None:
+  if max_time is not None and not max_time > 0:
+    raise ValueError(f"max_time must be > 0 seconds, got {max_time}")
+
+
 def run_trial(engine: engine_lib.Engine, data: search.SearchData, cfg: configs.SearchConfig,
               mode: str, seed: int, progress=None, bundle: dict | None = None,
               max_time: float | None = None) -> TrialResult:
@@ -73,8 +78,7 @@ def run_trial(engine: engine_lib.Engine, data: search.SearchData, cfg: configs.S
   has a `round_done(RoundResult)` method (progress.SearchProgress), that is called as each
   worker-process round finishes instead.
   """
-  if max_time is not None and not max_time > 0:
-    raise ValueError(f"max_time must be > 0 seconds, got {max_time}")
+  check_max_time(max_time)
   t0 = time.perf_counter()
   deadline = None if max_time is None else time.time() + max_time
   seeds = [seed + r for r in range(cfg.rounds)]
