@@ -180,16 +180,16 @@ def _lm(classes, lanes, args, roots, used, cmask, c0, X, y, rmask, Xs, ys, smask
     var = jnp.maximum(jnp.sum(jnp.where(rmask, (y - mean) ** 2, 0.0)) / n, 1e-12)
     scale = 1.0 / jnp.sqrt(n * var)  # sum of squared residuals = MSE / var(y)
 
-    def res_jac(c):
-      y_hat, J = program.run(classes, lanes, args, roots, used, c, X, jacobian=True,
-                             select_all=select_all)
+    def res_jac(c, buf):
+      buf, y_hat, J = program.run_on(buf, classes, lanes, args, roots, used, c, jacobian=True,
+                                     select_all=select_all)
       r = jnp.where(rmask[None, None], y_hat - y[None, None], 0.0) * scale
       J = J * scale
       f = jnp.where(jnp.all(jnp.isfinite(r), -1), jnp.sum(r * r, -1), jnp.inf)
-      return r, J, f  # [B, R, N], [B, R, N, M], [B, R]
+      return r, J, f, buf  # [B, R, N], [B, R, N, M], [B, R]
 
     def body(state):
-      i, c, r, J, f, lam, active = state
+      i, c, r, J, f, lam, active, buf = state
       Jm = jnp.where(free[:, :, None, :] & jnp.isfinite(J), J, 0.0)
       rr = jnp.where(jnp.isfinite(r), r, 0.0)
       A = jnp.einsum("brnm,brnk->brmk", Jm, Jm)
@@ -199,7 +199,7 @@ def _lm(classes, lanes, args, roots, used, cmask, c0, X, y, rmask, Xs, ys, smask
       A = A + (lam[..., None] * (diag + 1e-9) + jnp.where(free, 0.0, 1.0))[..., None] * eye
       delta = jnp.linalg.solve(A, -g[..., None])[..., 0]
       c_new = c + jnp.where(free & jnp.isfinite(delta) & active[..., None], delta, 0.0)
-      r_new, J_new, f_new = res_jac(c_new)
+      r_new, J_new, f_new, buf = res_jac(c_new, buf)
       better = active & (f_new < f)
       negligible = better & (f - f_new <= 1e-6 * f)
       keep = better[..., None]
@@ -209,13 +209,15 @@ def _lm(classes, lanes, args, roots, used, cmask, c0, X, y, rmask, Xs, ys, smask
       f = jnp.where(better, f_new, f)
       lam = jnp.clip(jnp.where(better, lam * 0.3, lam * 10.0), 1e-9, 1e9)
       active = active & ~negligible & (f > 1e-14) & (lam < 1e6)
-      return i + 1, c, r, J, f, lam, active
+      return i + 1, c, r, J, f, lam, active, buf
 
-    r0, J0, f0 = res_jac(c0)
+    # One buffer for every evaluation of the call: each rewrites all it reads.
+    buf = program.buffer(c0.shape[0], classes.shape[0], c0.shape[1:], X, jacobian=True)
+    r0, J0, f0, buf = res_jac(c0, buf)
     active = jnp.isfinite(f0) & (f0 > 1e-14) & jnp.any(free, -1)
     lam0 = jnp.full(f0.shape, 1e-3, c0.dtype)
-    state = (jnp.int32(0), c0, r0, J0, f0, lam0, active)
-    state = jax.lax.while_loop(lambda s: (s[0] < steps) & jnp.any(s[-1]), body, state)
+    state = (jnp.int32(0), c0, r0, J0, f0, lam0, active, buf)
+    state = jax.lax.while_loop(lambda s: (s[0] < steps) & jnp.any(s[6]), body, state)
     return state[1], state[4]
 
   if polish == 0:

@@ -148,6 +148,34 @@ def compile_trees(nodes: list[E.Node], n_vars: int, n_consts: int,
                  n_consts, used)
 
 
+SIN_COS_FAST = 8192.0  # |x| up to this: the polynomial path
+
+
+def sin_cos(x):
+  """(sin x, cos x) in float32. XLA's CPU sin and cos cost ~3-5 ns per element each (half
+  of a fit's device time went to sincos instructions); when every |x| <= SIN_COS_FAST, one
+  range reduction and two short polynomials (Cephes' sinf/cosf coefficients) give both at
+  about the cost of a multiply-add chain, to 1e-7 absolute. Larger arguments (where the
+  three-part reduction of pi/2 starts to lose bits) take XLA's functions."""
+  import jax
+  import jax.numpy as jnp
+
+  def poly(x):
+    k = jnp.round(x * 0.6366197723675814)  # nearest multiple of pi/2
+    r = ((x - k * 1.5703125) - k * 4.837512969970703125e-4) - k * 7.54978995489188216e-8
+    r2 = r * r
+    s = r + r * r2 * (-1.6666654611e-1 + r2 * (8.3321608736e-3 + r2 * -1.9515295891e-4))
+    c = 1.0 - 0.5 * r2 + r2 * r2 * (4.166664568298827e-2 + r2 * (-1.388731625493765e-3
+                                                                  + r2 * 2.443315711809948e-5))
+    q = k - 4.0 * jnp.floor(k * 0.25)  # quadrant 0..3
+    odd = (q == 1) | (q == 3)
+    bs, bc = jnp.where(odd, c, s), jnp.where(odd, s, c)
+    return jnp.where(q >= 2, -bs, bs), jnp.where((q == 1) | (q == 2), -bc, bc)
+
+  big = jnp.any(jnp.abs(x) > SIN_COS_FAST)  # inf too; NaN is not, and stays NaN either way
+  return jax.lax.cond(big, lambda x: (jnp.sin(x), jnp.cos(x)), poly, x)
+
+
 def _class_fns():
   """Per class: f(a, b, lane) on rows [W, K, R, N] (channel 0 value, 1.. derivatives)."""
   import jax.numpy as jnp
@@ -177,11 +205,12 @@ def _class_fns():
             pick(lane, [2 * x, 3 * x * x, jnp.sign(x), -jnp.ones_like(x)]))
 
   def sincos(x, lane):
-    s, c = jnp.sin(x), jnp.cos(x)
+    s, c = sin_cos(x)
     return pick(lane, [s, c]), pick(lane, [c, -s])
 
   def tan(x, lane):
-    v = jnp.tan(x)
+    s, c = sin_cos(x)
+    v = s / c
     return v, 1 + v * v
 
   def tanh(x, lane):
@@ -204,27 +233,18 @@ def _class_fns():
   return [fns[name] for name, _ in CLASSES]
 
 
-def run(classes, lanes, args, roots, used, consts, X, jacobian: bool = False,
-        select_all: bool = False):
-  """Evaluate a schedule (traceable: the arrays may be jax arrays).
-
-  classes/lanes/args/roots/used from Program.arrays(); consts [B, R, M]; X [N, D].
-  Returns y [B, R, N] (NaN wherever a node was non-finite), and with jacobian=True also
-  dy/dconsts [B, R, N, M]. By default each instruction branches to its class and only the
-  first `used` instructions run (a loop bound read from data: the padding to the shape
-  bucket costs nothing). select_all has no data-dependent control flow: every class is
-  computed and selected, and the whole padded schedule runs (for accelerators, where a
-  branch or a data-bound loop iteration can cost a host round trip, more than the work).
-  """
-  import jax
+def buffer(n_trees: int, n_instructions: int, consts_shape, X, jacobian: bool = False,
+           dtype=None):
+  """A value buffer for `run_on` (traceable): the ones and variable rows, the constants'
+  derivative rows, zeros elsewhere; consts_shape (R, M). A caller that evaluates one program
+  many times (the fitter's LM steps) builds it once: `run_on` rewrites the constant values and
+  every row it reads, so nothing needs resetting between calls."""
   import jax.numpy as jnp
 
-  classes, lanes, args = jnp.asarray(classes), jnp.asarray(lanes), jnp.asarray(args)
-  B, R, M = consts.shape
+  R, M = consts_shape
   N, D = X.shape
-  dtype = consts.dtype
+  dtype = jnp.float32 if dtype is None else dtype
   K = 1 + M if jacobian else 1
-  T = classes.shape[0]
 
   def rows(value, deriv=None):  # value [n, R, N] -> [n, K, R, N]
     if K == 1:
@@ -233,19 +253,39 @@ def run(classes, lanes, args, roots, used, consts, X, jacobian: bool = False,
       deriv = jnp.zeros((value.shape[0], M, R, N), dtype)
     return jnp.concatenate([value[:, None], deriv], axis=1)
 
-  const_value = jnp.broadcast_to(jnp.transpose(consts, (0, 2, 1)).reshape(B * M, R, 1), (B * M, R, N))
-  const_deriv = jnp.broadcast_to(jnp.tile(jnp.eye(M, dtype=dtype), (B, 1))[:, :, None, None], (B * M, M, R, N))
-  buf = jnp.concatenate([
+  const_deriv = jnp.broadcast_to(jnp.tile(jnp.eye(M, dtype=dtype), (n_trees, 1))[:, :, None, None],
+                                 (n_trees * M, M, R, N))
+  return jnp.concatenate([
       rows(jnp.ones((1, R, N), dtype)),
-      rows(jnp.broadcast_to(X.T.astype(dtype)[:, None, :], (D, R, N))),
-      rows(const_value, const_deriv),
-      jnp.zeros((T * W, K, R, N), dtype)], axis=0)
-  first_out = 1 + D + B * M
+      rows(jnp.broadcast_to(jnp.asarray(X, dtype).T[:, None, :], (D, R, N))),
+      rows(jnp.zeros((n_trees * M, R, N), dtype), const_deriv),
+      jnp.zeros((n_instructions * W, K, R, N), dtype)], axis=0)
+
+
+def run_on(buf, classes, lanes, args, roots, used, consts, jacobian: bool = False,
+           select_all: bool = False):
+  """`run` in a buffer from `buffer(...)` (same shapes, same jacobian): (buf, y[, J])."""
+  import jax
+  import jax.numpy as jnp
+
+  classes, lanes, args = jnp.asarray(classes), jnp.asarray(lanes), jnp.asarray(args)
+  B, R, M = consts.shape
+  N = buf.shape[-1]
+  T = classes.shape[0]
+  first_out = buf.shape[0] - T * W
+  first_const = first_out - B * M
+  value = jnp.broadcast_to(jnp.transpose(consts, (0, 2, 1)).reshape(B * M, 1, R, 1),
+                           (B * M, 1, R, N)).astype(buf.dtype)
+  buf = jax.lax.dynamic_update_slice(buf, value, (first_const, 0, 0, 0))
   fns = _class_fns()
+
+  def gather(buf, rows):  # W dynamic slices: cheaper on the CPU than one gather
+    return jnp.stack([jax.lax.dynamic_index_in_dim(buf, rows[i], keepdims=False)
+                      for i in range(W)])
 
   def step(t, buf):
     cls, lane, arg = classes[t], lanes[t], args[t]
-    a, b = buf[arg[0]], buf[arg[1]]
+    a, b = gather(buf, arg[0]), gather(buf, arg[1])
     if select_all:
       v = jnp.stack([f(a, b, lane) for f in fns])[cls]
     else:
@@ -259,8 +299,29 @@ def run(classes, lanes, args, roots, used, consts, X, jacobian: bool = False,
     buf = jax.lax.fori_loop(0, used, step, buf)
   out = buf[roots]
   if not jacobian:
-    return out[:, 0]
-  return out[:, 0], jnp.moveaxis(out[:, 1:], 1, -1)
+    return buf, out[:, 0]
+  return buf, out[:, 0], jnp.moveaxis(out[:, 1:], 1, -1)
+
+
+def run(classes, lanes, args, roots, used, consts, X, jacobian: bool = False,
+        select_all: bool = False):
+  """Evaluate a schedule (traceable: the arrays may be jax arrays).
+
+  classes/lanes/args/roots/used from Program.arrays(); consts [B, R, M]; X [N, D].
+  Returns y [B, R, N] (NaN wherever a node was non-finite), and with jacobian=True also
+  dy/dconsts [B, R, N, M]. By default each instruction branches to its class and only the
+  first `used` instructions run (a loop bound read from data: the padding to the shape
+  bucket costs nothing). select_all has no data-dependent control flow: every class is
+  computed and selected, and the whole padded schedule runs (for accelerators, where a
+  branch or a data-bound loop iteration can cost a host round trip, more than the work).
+  """
+  import jax.numpy as jnp
+
+  consts = jnp.asarray(consts)
+  B, R, M = consts.shape
+  buf = buffer(B, jnp.shape(classes)[0], (R, M), X, jacobian, consts.dtype)
+  out = run_on(buf, classes, lanes, args, roots, used, consts, jacobian, select_all)
+  return out[1:] if jacobian else out[1]
 
 
 def evaluate(nodes: list[E.Node], X: np.ndarray, select_all: bool = False) -> np.ndarray:
