@@ -319,6 +319,7 @@ def _fit_group(nodes, prog, X, y, steps: int, restarts: int, seed: int,
                select_all: bool, sub_rows: int, polish: int) -> list[FitResult]:
   """LM on one compiled call (`prog` schedules `nodes`, padded); one FitResult per node."""
   from lee_jax import evaluate
+  from lee_jax import program
 
   b, mc = len(prog.roots), prog.n_consts
   cmask = np.zeros((b, mc), bool)
@@ -344,23 +345,25 @@ def _fit_group(nodes, prog, X, y, steps: int, restarts: int, seed: int,
     c, f = _lm_jit(steps, polish, select_all)(*prog.arrays(), cmask, starts, Xp, yp, mask,
                                               Xs, ys, smask)
   c, f = np.asarray(c, np.float64), np.asarray(f, np.float64)
-  scale = max(float(np.var(y)), 1e-12)
+  # The float32 winner is checked in float64 against the decoded start: float32 can accept
+  # constants whose float64 values are far worse (cancellation near a pole), and the
+  # returned nmse must mean what scipy's does. Both are evaluated at once on the host
+  # (start 0: the winner, 1: the decoded constants; a lane that never ran keeps its float32
+  # start, which is inf for a decoded 1e99).
+  options = np.stack([c[np.arange(b), np.argmin(f, axis=1)], c0], axis=1)  # [b, 2, mc]
+  finite = np.all(np.isfinite(options) | ~cmask[:, None], axis=-1)
+  with np.errstate(all="ignore"):
+    pred = program.run_numpy(prog, np.where(np.isfinite(options), options, 0.0), X)
+    errs = np.mean((pred - y) ** 2, axis=-1) / max(float(np.var(y)), 1e-12)  # [b, 2]
+  errs = np.where(finite & np.isfinite(errs), errs, np.inf)
   out = []
   for row, node in enumerate(nodes):
     n_c = int(cmask[row].sum())
-    # The float32 winner is checked in float64 against the decoded start: float32 can accept
-    # constants whose float64 values are far worse (cancellation near a pole), and the
-    # returned nmse must mean what scipy's does.
-    # (A lane that never ran keeps its float32 start, which is inf for a decoded 1e99.)
-    options = [v for v in (c[row, int(np.argmin(f[row])), :n_c], c0[row, :n_c])
-               if np.all(np.isfinite(v))]
-    fitted = [E.with_constants(node, v) for v in options]
-    with np.errstate(all="ignore"):
-      errs = [float(np.mean((evaluate.evaluate_numpy(t, X) - y) ** 2)) / scale for t in fitted]
-    errs = [e if np.isfinite(e) else np.inf for e in errs] or [np.inf]
-    k = int(np.argmin(errs))
-    if not np.isfinite(errs[k]):
+    k = int(np.argmin(errs[row]))  # ties: the winner
+    if not np.isfinite(errs[row, k]):
       out.append(FitResult(node, c0[row, :n_c], np.inf, steps, False, "nonfinite_end"))
     else:
-      out.append(FitResult(fitted[k], options[k], errs[k], steps, True))
+      values = options[row, k, :n_c]
+      out.append(FitResult(E.with_constants(node, values), values, float(errs[row, k]), steps,
+                           True))
   return out

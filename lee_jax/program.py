@@ -324,6 +324,38 @@ def run(classes, lanes, args, roots, used, consts, X, jacobian: bool = False,
   return out[1:] if jacobian else out[1]
 
 
+def run_numpy(prog: Program, consts: np.ndarray, X: np.ndarray) -> np.ndarray:
+  """`run` on the host in float64, values only: consts [B, R, M], X [N, D] -> y [B, R, N].
+
+  Same semantics as evaluate.evaluate_numpy on each tree (non-finite nodes are NaN), at the
+  cost of a few NumPy calls per instruction instead of a tree walk per (tree, start): the
+  fitter's final float64 check of a whole call.
+  """
+  consts = np.asarray(consts, np.float64)
+  X = np.asarray(X, np.float64)
+  B, R, M = consts.shape
+  N, D = X.shape
+  rows = 1 + D + B * M
+  buf = np.empty((rows + prog.used * W, R, N))
+  buf[0] = 1.0
+  buf[1:1 + D] = X.T[:, None, :]
+  buf[1 + D:rows] = np.transpose(consts, (0, 2, 1)).reshape(B * M, R, 1)
+  with np.errstate(all="ignore"):
+    for t in range(prog.used):
+      members = CLASSES[prog.classes[t]][1]
+      lane_ops, (ra, rb) = prog.lanes[t], prog.args[t]
+      out = buf[rows + t * W:rows + (t + 1) * W]
+      for code in np.unique(lane_ops):
+        pick = lane_ops == code
+        fn = vocab.NUMPY_FN[members[code]]
+        if CLASSES[prog.classes[t]][0] == "binary":
+          out[pick] = fn(buf[ra[pick]], buf[rb[pick]])
+        else:
+          out[pick] = fn(buf[ra[pick]])
+      out[~np.isfinite(out)] = np.nan
+  return buf[prog.roots]
+
+
 def evaluate(nodes: list[E.Node], X: np.ndarray, select_all: bool = False) -> np.ndarray:
   """Trees with their own constants on X [N, D] -> y [len(nodes), N] (float32)."""
   X = np.asarray(X, np.float32)

@@ -122,3 +122,38 @@ def test_schedule_packs_nodes_into_few_instructions():
   internal = sum(1 for t in trees for n in E.walk(t) if n.children)
   # One instruction per node would be `internal`; packing must do far better.
   assert prog.used < internal / 4
+
+
+def test_host_float64_run_equals_the_numpy_reference():
+  trees = [t for t in _trees(80, seed=7) if E.constants(t)][:30]
+  X = np.random.default_rng(8).uniform(-4, 4, (40, 3))
+  M = max(len(E.constants(t)) for t in trees)
+  prog = program.compile_trees(trees, 3, M, n_trees=32)
+  consts = np.ones((32, 2, M))
+  for b, t in enumerate(trees):
+    c = np.asarray(E.constants(t))
+    consts[b, 0, :len(c)] = c
+    consts[b, 1, :len(c)] = c * 1.7 - 0.3
+  got = program.run_numpy(prog, consts, X)
+  assert got.shape == (32, 2, 40) and got.dtype == np.float64
+  for b, t in enumerate(trees):
+    n_c = len(E.constants(t))
+    for r in range(2):
+      want = evaluate.evaluate_numpy(E.with_constants(t, consts[b, r, :n_c]), X)
+      np.testing.assert_array_equal(got[b, r], want)  # same operations, same order: exact
+  np.testing.assert_array_equal(got[len(trees):], 1.0)  # padding trees read the ones row
+
+
+def test_fast_sin_cos_matches_xla_and_keeps_domain_semantics():
+  import jax.numpy as jnp
+  rng = np.random.default_rng(9)
+  for scale in (1.0, 100.0, program.SIN_COS_FAST):  # the polynomial path
+    x = (rng.uniform(-1, 1, 4096) * scale).astype(np.float32)
+    s, c = (np.asarray(v) for v in program.sin_cos(jnp.asarray(x)))
+    np.testing.assert_allclose(s, np.sin(x.astype(np.float64)), atol=2e-7)
+    np.testing.assert_allclose(c, np.cos(x.astype(np.float64)), atol=2e-7)
+  # Beyond SIN_COS_FAST (and for inf) XLA's own functions run: finite in [-1, 1], inf -> NaN.
+  x = np.array([3e7, -1e30, 5.0, np.inf, np.nan], np.float32)
+  s, c = (np.asarray(v) for v in program.sin_cos(jnp.asarray(x)))
+  np.testing.assert_array_equal(s, np.asarray(jnp.sin(jnp.asarray(x))))
+  assert np.isnan(s[3:]).all() and np.isnan(c[3:]).all() and np.all(np.abs(s[:3]) <= 1)
