@@ -17,7 +17,9 @@ writes a contiguous block. Each row is [K, R, N]: channel 0 the value, channels 
 derivatives in the tree's constants (forward mode, for the fitter's Jacobian; K = 1 without),
 for R constant vectors (fit restarts) of the same tree on N points.
 
-Semantics equal evaluate.evaluate_numpy: a non-finite value at any node becomes NaN.
+Semantics equal evaluate.evaluate_numpy: a non-finite value at any node becomes NaN. Sine,
+cosine and tangent are polynomial (`sin_cos`): float32-accurate for arguments up to 1e5,
+finite but approximate beyond (where float32 arguments have lost the meaning anyway).
 """
 
 from __future__ import annotations
@@ -148,32 +150,30 @@ def compile_trees(nodes: list[E.Node], n_vars: int, n_consts: int,
                  n_consts, used)
 
 
-SIN_COS_FAST = 8192.0  # |x| up to this: the polynomial path
+SIN_COS_EXACT = 1e5  # |x| up to this: sin and cos to 1e-6 absolute (1e-7 up to 1e4)
 
 
 def sin_cos(x):
-  """(sin x, cos x) in float32. XLA's CPU sin and cos cost ~3-5 ns per element each (half
-  of a fit's device time went to sincos instructions); when every |x| <= SIN_COS_FAST, one
-  range reduction and two short polynomials (Cephes' sinf/cosf coefficients) give both at
-  about the cost of a multiply-add chain, to 1e-7 absolute. Larger arguments (where the
-  three-part reduction of pi/2 starts to lose bits) take XLA's functions."""
-  import jax
+  """(sin x, cos x) in float32 from one range reduction and two short polynomials (Cephes'
+  sinf/cosf coefficients). XLA's CPU sin and cos cost ~3.5 ns per element each, and a
+  branch to them for large arguments costs more than the polynomials (8 us per
+  instruction): this is about one multiply-add chain and vectorises. Beyond SIN_COS_EXACT
+  the three-part reduction of pi/2 loses bits, as the float32 argument itself already has
+  (its spacing there is 0.008 and more, so no float32 sine means much); the clip keeps the
+  result finite and in [-1, 1] for every finite x. NaN and inf give NaN."""
   import jax.numpy as jnp
 
-  def poly(x):
-    k = jnp.round(x * 0.6366197723675814)  # nearest multiple of pi/2
-    r = ((x - k * 1.5703125) - k * 4.837512969970703125e-4) - k * 7.54978995489188216e-8
-    r2 = r * r
-    s = r + r * r2 * (-1.6666654611e-1 + r2 * (8.3321608736e-3 + r2 * -1.9515295891e-4))
-    c = 1.0 - 0.5 * r2 + r2 * r2 * (4.166664568298827e-2 + r2 * (-1.388731625493765e-3
-                                                                  + r2 * 2.443315711809948e-5))
-    q = k - 4.0 * jnp.floor(k * 0.25)  # quadrant 0..3
-    odd = (q == 1) | (q == 3)
-    bs, bc = jnp.where(odd, c, s), jnp.where(odd, s, c)
-    return jnp.where(q >= 2, -bs, bs), jnp.where((q == 1) | (q == 2), -bc, bc)
-
-  big = jnp.any(jnp.abs(x) > SIN_COS_FAST)  # inf too; NaN is not, and stays NaN either way
-  return jax.lax.cond(big, lambda x: (jnp.sin(x), jnp.cos(x)), poly, x)
+  k = jnp.round(x * 0.6366197723675814)  # nearest multiple of pi/2
+  r = ((x - k * 1.5703125) - k * 4.837512969970703125e-4) - k * 7.54978995489188216e-8
+  r = jnp.clip(r, -0.8, 0.8)  # |r| <= pi/4 + rounding where the reduction works
+  r2 = r * r
+  s = r + r * r2 * (-1.6666654611e-1 + r2 * (8.3321608736e-3 + r2 * -1.9515295891e-4))
+  c = 1.0 - 0.5 * r2 + r2 * r2 * (4.166664568298827e-2 + r2 * (-1.388731625493765e-3
+                                                                + r2 * 2.443315711809948e-5))
+  q = k - 4.0 * jnp.floor(k * 0.25)  # quadrant 0..3
+  odd = (q == 1) | (q == 3)
+  bs, bc = jnp.where(odd, c, s), jnp.where(odd, s, c)
+  return jnp.where(q >= 2, -bs, bs), jnp.where((q == 1) | (q == 2), -bc, bc)
 
 
 def _class_fns():

@@ -36,7 +36,16 @@ def test_batch_equals_the_stack_machine_and_numpy():
     s = E.to_ids(t)
     ids[i, :len(s)] = s
   stack, _ = evaluate.evaluate_ids(ids, X)
-  _close(got, stack)
+  # Sines of arguments beyond SIN_COS_EXACT are polynomial approximations here, XLA's
+  # float32 functions there (neither means much): compare the other rows.
+  wild = np.zeros(got.shape, bool)
+  for i, t in enumerate(trees):
+    for n in E.walk(t):
+      if n.name in ("sin", "cos", "tan"):
+        with np.errstate(all="ignore"):
+          wild[i] |= np.abs(evaluate.evaluate_numpy(n.children[0], X)) > program.SIN_COS_EXACT / 2
+  assert wild.mean() < 0.05
+  _close(got[~wild], stack[~wild])
   # The float64 reference agrees except where float32 itself is the issue (an intermediate
   # overflow, sin of a huge argument): nearly everywhere on moderate values.
   ref = np.stack([evaluate.evaluate_numpy(t, X) for t in trees])
@@ -144,16 +153,17 @@ def test_host_float64_run_equals_the_numpy_reference():
   np.testing.assert_array_equal(got[len(trees):], 1.0)  # padding trees read the ones row
 
 
-def test_fast_sin_cos_matches_xla_and_keeps_domain_semantics():
+def test_polynomial_sin_cos_accuracy_and_domain():
   import jax.numpy as jnp
   rng = np.random.default_rng(9)
-  for scale in (1.0, 100.0, program.SIN_COS_FAST):  # the polynomial path
+  for scale, tol in ((1.0, 2e-7), (1e4, 2e-7), (program.SIN_COS_EXACT, 2e-6)):
     x = (rng.uniform(-1, 1, 4096) * scale).astype(np.float32)
     s, c = (np.asarray(v) for v in program.sin_cos(jnp.asarray(x)))
-    np.testing.assert_allclose(s, np.sin(x.astype(np.float64)), atol=2e-7)
-    np.testing.assert_allclose(c, np.cos(x.astype(np.float64)), atol=2e-7)
-  # Beyond SIN_COS_FAST (and for inf) XLA's own functions run: finite in [-1, 1], inf -> NaN.
-  x = np.array([3e7, -1e30, 5.0, np.inf, np.nan], np.float32)
+    np.testing.assert_allclose(s, np.sin(x.astype(np.float64)), atol=tol)
+    np.testing.assert_allclose(c, np.cos(x.astype(np.float64)), atol=tol)
+  # Beyond: finite and in [-1, 1] (the reduction has failed, the value is not a sine);
+  # inf and NaN give NaN.
+  x = np.array([3e7, -1e30, 3e38, np.inf, -np.inf, np.nan], np.float32)
   s, c = (np.asarray(v) for v in program.sin_cos(jnp.asarray(x)))
-  np.testing.assert_array_equal(s, np.asarray(jnp.sin(jnp.asarray(x))))
-  assert np.isnan(s[3:]).all() and np.isnan(c[3:]).all() and np.all(np.abs(s[:3]) <= 1)
+  assert np.all(np.abs(s[:3]) <= 1) and np.all(np.abs(c[:3]) <= 1)
+  assert np.isnan(s[3:]).all() and np.isnan(c[3:]).all()
