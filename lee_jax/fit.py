@@ -30,7 +30,7 @@ class FitResult:
   node: E.Node  # the tree with the fitted constants (the input tree when not ok)
   values: np.ndarray  # fitted constants in prefix order
   nmse: float  # MSE / var(y) on the fit rows (inf when not ok)
-  iterations: int
+  iterations: int  # scipy's for this node; the JAX fitter's LM steps for the whole call
   ok: bool
   reason: str = ""  # why not ok: 'nonfinite_start', 'nonfinite_end', 'error: ...'
 
@@ -163,8 +163,8 @@ def _lm(classes, lanes, args, roots, used, cmask, c0, X, y, rmask, Xs, ys, smask
   """LM over lanes. cmask [B, M] marks real constant slots, c0 [B, R, M] the starts, X [N, D],
   y/rmask [N] the fit rows; Xs/ys/smask a subsample of them. `steps` run on the subsample,
   then `polish` on every row from where they ended (polish = 0: `steps` on every row, the
-  subsample unused). Returns (c [B, R, M], loss [B, R]) with loss = MSE / var(y) on every row
-  (inf if undefined)."""
+  subsample unused). Returns (c [B, R, M], loss [B, R], LM steps run) with loss = MSE / var(y)
+  on every row (inf if undefined)."""
   import jax
   import jax.numpy as jnp
 
@@ -218,15 +218,16 @@ def _lm(classes, lanes, args, roots, used, cmask, c0, X, y, rmask, Xs, ys, smask
     lam0 = jnp.full(f0.shape, 1e-3, c0.dtype)
     state = (jnp.int32(0), c0, r0, J0, f0, lam0, active, buf)
     state = jax.lax.while_loop(lambda s: (s[0] < steps) & jnp.any(s[6]), body, state)
-    return state[1], state[4]
+    return state[1], state[4], state[0]
 
   if polish == 0:
     return solve(c0, X, y, rmask, steps)
   # Most steps on a subsample: a step's cost is linear in rows, and a fit that has converged
   # on a few hundred rows needs only a few Gauss-Newton-like steps on all of them. A lane
   # whose subsample fit failed (non-finite) polishes from its start instead.
-  c_sub, f_sub = solve(c0, Xs, ys, smask, steps)
-  return solve(jnp.where(jnp.isfinite(f_sub)[..., None], c_sub, c0), X, y, rmask, polish)
+  c_sub, f_sub, n_sub = solve(c0, Xs, ys, smask, steps)
+  c, f, n = solve(jnp.where(jnp.isfinite(f_sub)[..., None], c_sub, c0), X, y, rmask, polish)
+  return c, f, n_sub + n
 
 
 _LM_CACHE: dict = {}
@@ -342,9 +343,9 @@ def _fit_group(nodes, prog, X, y, steps: int, restarts: int, seed: int,
     pick = np.sort(rng.choice(n, sub_rows, replace=False))
     Xs, ys, smask = _padded_rows(X[pick], y[pick], sub_rows)
   with np.errstate(over="ignore"):
-    c, f = _lm_jit(steps, polish, select_all)(*prog.arrays(), cmask, starts, Xp, yp, mask,
-                                              Xs, ys, smask)
-  c, f = np.asarray(c, np.float64), np.asarray(f, np.float64)
+    c, f, n_steps = _lm_jit(steps, polish, select_all)(*prog.arrays(), cmask, starts, Xp, yp,
+                                                       mask, Xs, ys, smask)
+  c, f, n_steps = np.asarray(c, np.float64), np.asarray(f, np.float64), int(n_steps)
   # The float32 winner is checked in float64 against the decoded start: float32 can accept
   # constants whose float64 values are far worse (cancellation near a pole), and the
   # returned nmse must mean what scipy's does. Both are evaluated at once on the host
@@ -361,9 +362,9 @@ def _fit_group(nodes, prog, X, y, steps: int, restarts: int, seed: int,
     n_c = int(cmask[row].sum())
     k = int(np.argmin(errs[row]))  # ties: the winner
     if not np.isfinite(errs[row, k]):
-      out.append(FitResult(node, c0[row, :n_c], np.inf, steps, False, "nonfinite_end"))
+      out.append(FitResult(node, c0[row, :n_c], np.inf, n_steps, False, "nonfinite_end"))
     else:
       values = options[row, k, :n_c]
-      out.append(FitResult(E.with_constants(node, values), values, float(errs[row, k]), steps,
-                           True))
+      out.append(FitResult(E.with_constants(node, values), values, float(errs[row, k]),
+                           n_steps, True))
   return out
