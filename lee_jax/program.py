@@ -59,6 +59,8 @@ class Program:
   roots: np.ndarray  # [B] int32 buffer row of each tree's value
   n_consts: int  # M constant rows per tree
   used: int  # instructions before padding to the bucket
+  # per used instruction: (operator, first lane, end lane) runs of real lanes (host evaluation)
+  runs: tuple = ()
 
   def arrays(self):
     return self.classes, self.lanes, self.args, self.roots, np.int32(self.used)
@@ -110,7 +112,7 @@ def compile_trees(nodes: list[E.Node], n_vars: int, n_consts: int,
         waiting[r] += 1
     if waiting[r] == 0:
       ready.setdefault(_CLASS_OF[op][0], []).append(r)
-  classes, lanes, args, row = [], [], [], [0] * len(recs)
+  classes, lanes, args, runs, row = [], [], [], [], [0] * len(recs)
 
   def row_of(ref) -> int:
     return ref[1] if ref[0] else row[ref[1]]
@@ -120,6 +122,9 @@ def compile_trees(nodes: list[E.Node], n_vars: int, n_consts: int,
     chunk, ready[cls] = ready[cls][:W], ready[cls][W:]
     if not ready[cls]:
       del ready[cls]
+    chunk.sort(key=lambda r: _CLASS_OF[recs[r][0]][1])  # lanes of one operator side by side
+    runs.append(tuple((recs[chunk[lo]][0], lo, hi) for lo, hi in _runs(
+        [_CLASS_OF[recs[r][0]][1] for r in chunk])))
     a = np.zeros((2, W), np.int32)  # padding lanes read row 0 (ones)
     lane_ops = np.zeros(W, np.int32)
     for lane, r in enumerate(chunk):
@@ -147,7 +152,17 @@ def compile_trees(nodes: list[E.Node], n_vars: int, n_consts: int,
   roots = np.zeros(n_trees, np.int32)  # padding trees read row 0
   roots[:len(nodes)] = [row_of(ref) for ref in root_refs]
   return Program(np.asarray(classes, np.int32), np.stack(lanes), np.stack(args), roots,
-                 n_consts, used)
+                 n_consts, used, tuple(runs))
+
+
+def _runs(codes: list[int]) -> list[tuple[int, int]]:
+  """[lo, hi) spans of equal neighbours in codes."""
+  out, lo = [], 0
+  for i in range(1, len(codes) + 1):
+    if i == len(codes) or codes[i] != codes[lo]:
+      out.append((lo, i))
+      lo = i
+  return out
 
 
 SIN_COS_EXACT = 1e5  # |x| up to this: sin and cos to 1e-6 absolute (1e-7 up to 1e4)
@@ -341,17 +356,13 @@ def run_numpy(prog: Program, consts: np.ndarray, X: np.ndarray) -> np.ndarray:
   buf[1:1 + D] = X.T[:, None, :]
   buf[1 + D:rows] = np.transpose(consts, (0, 2, 1)).reshape(B * M, R, 1)
   with np.errstate(all="ignore"):
-    for t in range(prog.used):
-      members = CLASSES[prog.classes[t]][1]
-      lane_ops, (ra, rb) = prog.lanes[t], prog.args[t]
-      out = buf[rows + t * W:rows + (t + 1) * W]
-      for code in np.unique(lane_ops):
-        pick = lane_ops == code
-        fn = vocab.NUMPY_FN[members[code]]
-        if CLASSES[prog.classes[t]][0] == "binary":
-          out[pick] = fn(buf[ra[pick]], buf[rb[pick]])
-        else:
-          out[pick] = fn(buf[ra[pick]])
+    for t, runs in enumerate(prog.runs):
+      ra, rb = prog.args[t]
+      base = rows + t * W
+      for op, lo, hi in runs:
+        operands = [buf[ra[lo:hi]], buf[rb[lo:hi]]][:vocab.ARITY[op]]
+        buf[base + lo:base + hi] = vocab.NUMPY_FN[op](*operands)
+      out = buf[base:base + runs[-1][2]]
       out[~np.isfinite(out)] = np.nan
   return buf[prog.roots]
 
