@@ -90,22 +90,41 @@ def _unary_derivative(name: str, a: np.ndarray, v: np.ndarray) -> np.ndarray:
   }[name]()
 
 
+def row_weights(weights: np.ndarray | None, n: int) -> np.ndarray | None:
+  """Per-row weights scaled to mean 1 (None stays None: every row counts once), so a
+  weighted mean of squares is mean(w * r**2)."""
+  if weights is None:
+    return None
+  w = np.asarray(weights, np.float64)
+  if w.shape != (n,) or not np.all(np.isfinite(w)) or np.any(w < 0) or not np.any(w > 0):
+    raise ValueError(f"weights must be {n} finite non-negative numbers, not all zero")
+  return w / w.mean()
+
+
+def _weighted_var(y: np.ndarray, w: np.ndarray | None) -> float:
+  if w is None:
+    return float(np.var(y))
+  return float(np.mean(w * (y - np.mean(w * y)) ** 2))
+
+
 def fit_constants(node: E.Node, X: np.ndarray, y: np.ndarray, max_iter: int,
-                  exact_gradient: bool = True) -> FitResult:
-  """Fit the constants of `node` to (X, y), starting from its current values.
+                  exact_gradient: bool = True, weights: np.ndarray | None = None) -> FitResult:
+  """Fit the constants of `node` to (X, y), starting from its current values; with per-row
+  weights the objective is the weighted mean squared error.
 
   exact_gradient=False lets scipy take finite differences instead (the slower reference that
   benchmarks compare against).
   """
   X, y = np.asarray(X, np.float64), np.asarray(y, np.float64)
+  w = row_weights(weights, len(y))
   start = np.asarray(E.constants(node), np.float64)
-  scale = max(float(np.var(y)), 1e-12)
+  scale = max(_weighted_var(y, w), 1e-12)
 
   def value(c):  # the finite-difference path: a plain evaluation, as the paper's reference
     from lee_jax import evaluate  # deferred: evaluate imports JAX
     with np.errstate(all="ignore"):
       r = evaluate.evaluate_numpy(E.with_constants(node, c), X) - y
-      f = float(np.mean(r * r)) / scale
+      f = float(np.mean(r * r if w is None else w * r * r)) / scale
     return f if np.isfinite(f) else _BAD
 
   def objective(c):
@@ -114,8 +133,8 @@ def fit_constants(node: E.Node, X: np.ndarray, y: np.ndarray, max_iter: int,
     if not np.all(np.isfinite(r)) or not np.all(np.isfinite(jac)):
       return _BAD, np.zeros_like(c)
     with np.errstate(all="ignore"):
-      f = float(np.mean(r * r)) / scale
-      g = 2.0 * (r @ jac) / (len(y) * scale)
+      f = float(np.mean(r * r if w is None else w * r * r)) / scale
+      g = 2.0 * ((r if w is None else w * r) @ jac) / (len(y) * scale)
     if not (np.isfinite(f) and np.all(np.isfinite(g))):
       return _BAD, np.zeros_like(c)
     return f, g
@@ -158,10 +177,11 @@ POLISH = 4  # LM steps on every row after the subsample's
 FLOAT32_SAFE = 1e15  # larger |y| anywhere: scipy
 
 
-def _lm(classes, lanes, args, roots, used, cmask, c0, X, y, rmask, Xs, ys, smask, steps: int,
+def _lm(classes, lanes, args, roots, used, cmask, c0, X, y, rw, Xs, ys, sw, steps: int,
         polish: int, select_all: bool):
   """LM over lanes. cmask [B, M] marks real constant slots, c0 [B, R, M] the starts, X [N, D],
-  y/rmask [N] the fit rows; Xs/ys/smask a subsample of them. `steps` run on the subsample,
+  y/rw [N] the fit rows and the square roots of their weights (0: padding); Xs/ys/sw a
+  subsample of them. `steps` run on the subsample,
   then `polish` on every row from where they ended (polish = 0: `steps` on every row, the
   subsample unused). Returns (c [B, R, M], loss [B, R], LM steps run) with loss = MSE / var(y)
   on every row (inf if undefined)."""
@@ -174,17 +194,22 @@ def _lm(classes, lanes, args, roots, used, cmask, c0, X, y, rmask, Xs, ys, smask
   free = cmask[:, None, :]  # [B, 1, M]
   eye = jnp.eye(M, dtype=c0.dtype)[None, None]
 
-  def solve(c0, X, y, rmask, steps):
-    n = jnp.maximum(rmask.sum(), 1)
-    mean = jnp.sum(jnp.where(rmask, y, 0.0)) / n
-    var = jnp.maximum(jnp.sum(jnp.where(rmask, (y - mean) ** 2, 0.0)) / n, 1e-12)
+  def solve(c0, X, y, root_w, steps):
+    # Square roots come from the host: XLA's CPU sqrt need not return exactly 1 for 1, and
+    # unweighted fits should not move.
+    w = root_w * root_w
+    real = w > 0  # (`used` is the program's instruction count)
+    n = jnp.maximum(w.sum(), 1)
+    mean = jnp.sum(jnp.where(real, w * y, 0.0)) / n
+    var = jnp.maximum(jnp.sum(jnp.where(real, w * (y - mean) ** 2, 0.0)) / n, 1e-12)
     scale = 1.0 / jnp.sqrt(n * var)  # sum of squared residuals = MSE / var(y)
 
     def res_jac(c, buf):
       buf, y_hat, J = program.run_on(buf, classes, lanes, args, roots, used, c, jacobian=True,
                                      select_all=select_all)
-      r = jnp.where(rmask[None, None], y_hat - y[None, None], 0.0) * scale
-      J = J * scale
+      # residuals times root_w: their sum of squares is the weighted one
+      r = jnp.where(real[None, None], (y_hat - y[None, None]) * root_w[None, None], 0.0) * scale
+      J = J * (root_w * scale)[None, None, :, None]
       f = jnp.where(jnp.all(jnp.isfinite(r), -1), jnp.sum(r * r, -1), jnp.inf)
       return r, J, f, buf  # [B, R, N], [B, R, N, M], [B, R]
 
@@ -221,12 +246,12 @@ def _lm(classes, lanes, args, roots, used, cmask, c0, X, y, rmask, Xs, ys, smask
     return state[1], state[4], state[0]
 
   if polish == 0:
-    return solve(c0, X, y, rmask, steps)
+    return solve(c0, X, y, rw, steps)
   # Most steps on a subsample: a step's cost is linear in rows, and a fit that has converged
   # on a few hundred rows needs only a few Gauss-Newton-like steps on all of them. A lane
   # whose subsample fit failed (non-finite) polishes from its start instead.
-  c_sub, f_sub, n_sub = solve(c0, Xs, ys, smask, steps)
-  c, f, n = solve(jnp.where(jnp.isfinite(f_sub)[..., None], c_sub, c0), X, y, rmask, polish)
+  c_sub, f_sub, n_sub = solve(c0, Xs, ys, sw, steps)
+  c, f, n = solve(jnp.where(jnp.isfinite(f_sub)[..., None], c_sub, c0), X, y, rw, polish)
   return c, f, n_sub + n
 
 
@@ -245,8 +270,10 @@ def _lm_jit(steps: int, polish: int, select_all: bool):
 
 def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20,
               restarts: int = 2, seed: int = 0, select_all: bool | None = None,
-              sub_rows: int = SUB_ROWS, polish: int = POLISH) -> list[FitResult]:
+              sub_rows: int = SUB_ROWS, polish: int = POLISH,
+              weights: np.ndarray | None = None) -> list[FitResult]:
   """Fit every node's constants at once on the device; one FitResult per node (aligned).
+  With per-row weights the objective is the weighted mean squared error.
 
   Start 0 is the decoded constants, the others c0 + 0.5 (|c0| + 1) eps. With more than
   2 * sub_rows rows, `steps` LM steps run on a random subsample of sub_rows rows and then
@@ -261,6 +288,7 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20
   if select_all is None:
     select_all = jax.default_backend() != "cpu"
   X, y = np.asarray(X, np.float64), np.asarray(y, np.float64)
+  w = row_weights(weights, len(y))
   out: list[FitResult | None] = [None] * len(nodes)
   groups: dict[int, list[tuple[int, E.Node]]] = {}  # constant slots -> (index, node)
   # float32 squares of residuals, summed over rows, overflow for targets beyond ~1e15
@@ -269,14 +297,14 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20
   for i, node in enumerate(nodes):
     n_c = len(E.constants(node))
     if n_c == 0 or n_c > MAX_CONSTS or not float32_safe:  # nothing to fit, too many, or too big
-      out[i] = fit_constants(node, X, y, max_iter=100)
+      out[i] = fit_constants(node, X, y, max_iter=100, weights=w)
     else:
       groups.setdefault(next(m for m in _SLOTS if n_c <= m), []).append((i, node))
   # One call per slot count: each slot is a forward-mode channel over every lane, so a single
   # 5-constant candidate would otherwise make the whole batch pay for 8.
   for mc, items in sorted(groups.items()):
     for part, prog in _parts(items, X.shape[1], mc):
-      results = _fit_group([n for _, n in part], prog, X, y, steps, restarts, seed + mc,
+      results = _fit_group([n for _, n in part], prog, X, y, w, steps, restarts, seed + mc,
                            select_all, sub_rows, polish)
       for (i, _), r in zip(part, results):
         out[i] = r
@@ -307,18 +335,22 @@ def _parts(items: list[tuple[int, E.Node]], n_vars: int, mc: int):
   return _parts(items[:half], n_vars, mc) + _parts(items[half:], n_vars, mc)
 
 
-def _padded_rows(X, y, m: int):
-  """float32 X, y padded with zero rows to m, and the mask of the real rows."""
+def _padded_rows(X, y, w, m: int):
+  """float32 X, y padded with zero rows to m, and the square roots of the row weights
+  (1 if w is None; 0 on the padding)."""
   Xp = np.zeros((m, X.shape[1]), np.float32)
   Xp[:len(y)] = X
   yp = np.zeros(m, np.float32)
   yp[:len(y)] = y
-  return Xp, yp, np.arange(m) < len(y)
+  wp = np.zeros(m, np.float32)
+  wp[:len(y)] = 1.0 if w is None else np.sqrt(w)
+  return Xp, yp, wp
 
 
-def _fit_group(nodes, prog, X, y, steps: int, restarts: int, seed: int,
+def _fit_group(nodes, prog, X, y, w, steps: int, restarts: int, seed: int,
                select_all: bool, sub_rows: int, polish: int) -> list[FitResult]:
-  """LM on one compiled call (`prog` schedules `nodes`, padded); one FitResult per node."""
+  """LM on one compiled call (`prog` schedules `nodes`, padded); one FitResult per node.
+  w: row weights of mean 1 (`row_weights`), or None."""
   from lee_jax import evaluate
   from lee_jax import program
 
@@ -335,16 +367,16 @@ def _fit_group(nodes, prog, X, y, steps: int, restarts: int, seed: int,
   with np.errstate(over="ignore"):  # a decoded 1e99 becomes inf: that start just fails
     starts = (c0[:, None] + 0.5 * (np.abs(c0[:, None]) + 1.0) * eps).astype(np.float32)
   n = len(y)
-  Xp, yp, mask = _padded_rows(X, y, evaluate.batch_bucket(n, 256))
+  Xp, yp, wp = _padded_rows(X, y, w, evaluate.batch_bucket(n, 256))
   if sub_rows <= 0 or n <= 2 * sub_rows:
     polish = 0  # few rows: every step on all of them (the subsample arrays go unused)
-    Xs, ys, smask = Xp[:1], yp[:1], mask[:1]
+    Xs, ys, ws = Xp[:1], yp[:1], wp[:1]
   else:
     pick = np.sort(rng.choice(n, sub_rows, replace=False))
-    Xs, ys, smask = _padded_rows(X[pick], y[pick], sub_rows)
+    Xs, ys, ws = _padded_rows(X[pick], y[pick], None if w is None else w[pick], sub_rows)
   with np.errstate(over="ignore"):
     c, f, n_steps = _lm_jit(steps, polish, select_all)(*prog.arrays(), cmask, starts, Xp, yp,
-                                                       mask, Xs, ys, smask)
+                                                       wp, Xs, ys, ws)
   c, f, n_steps = np.asarray(c, np.float64), np.asarray(f, np.float64), int(n_steps)
   # The float32 winner is checked in float64 against the decoded start: float32 can accept
   # constants whose float64 values are far worse (cancellation near a pole), and the
@@ -355,7 +387,8 @@ def _fit_group(nodes, prog, X, y, steps: int, restarts: int, seed: int,
   finite = np.all(np.isfinite(options) | ~cmask[:, None], axis=-1)
   with np.errstate(all="ignore"):
     pred = program.run_numpy(prog, np.where(np.isfinite(options), options, 0.0), X)
-    errs = np.mean((pred - y) ** 2, axis=-1) / max(float(np.var(y)), 1e-12)  # [b, 2]
+    sq = (pred - y) ** 2 if w is None else w * (pred - y) ** 2
+    errs = np.mean(sq, axis=-1) / max(_weighted_var(y, w), 1e-12)  # [b, 2]
   errs = np.where(finite & np.isfinite(errs), errs, np.inf)
   out = []
   for row, node in enumerate(nodes):

@@ -4,6 +4,7 @@
     est = LEERegressor(preset="fast").fit(X, y)
     est.predict(X_new); est.sympy(); est.latex(); est.equations_
     est.predict(X_new, index=0)      # any equation of the Pareto table (0: the simplest)
+    est.fit(X, y, sample_weight=w)   # weighted squared error in the fits, weighted R2
     f = est.jax(); f["callable"](X_new, f["parameters"])   # a jit/grad-able JAX function
 
 fit() holds out `val_fraction` of the rows as the validation fold (round selection and the
@@ -106,17 +107,26 @@ class LEERegressor:
                                      workers=self.workers, pool_size=self.pool_size,
                                      fitter=self.fitter, latent_noise=self.latent_noise)
 
-  def fit(self, X, y) -> "LEERegressor":
+  def fit(self, X, y, sample_weight=None) -> "LEERegressor":
+    """Search for a formula of y in the columns of X. sample_weight (one non-negative weight
+    per row): the constant fits minimise the weighted squared error and the search ranks
+    by weighted R2; rows of weight 0 are left out."""
     names = getattr(X, "columns", None)
     names = [str(c) for c in names] if names is not None else None
     ds = datasets.from_arrays(X, y, names, name="LEERegressor.fit input")
     cfg = self.search_config()
     if not 0 < self.val_fraction < 1:
       raise ValueError(f"val_fraction must be in (0, 1), got {self.val_fraction}")
-    perm = np.random.default_rng(self.seed).permutation(len(ds.y))
-    n_val = max(1, int(round(self.val_fraction * len(ds.y))))
+    w = _sample_weight(sample_weight, len(ds.y))
+    keep = np.arange(len(ds.y)) if w is None else np.flatnonzero(w > 0)
+    if len(keep) < datasets.MIN_ROWS:
+      raise datasets.DataError(f"sample_weight leaves {len(keep)} rows of positive weight; at "
+                               f"least {datasets.MIN_ROWS} are needed")
+    perm = keep[np.random.default_rng(self.seed).permutation(len(keep))]
+    n_val = max(1, int(round(self.val_fraction * len(keep))))
     val, train = perm[:n_val], np.sort(perm[n_val:])
-    data = search.SearchData(ds.X[train], ds.y[train], ds.X[val], ds.y[val])
+    data = search.SearchData(ds.X[train], ds.y[train], ds.X[val], ds.y[val],
+                             None if w is None else w[train], None if w is None else w[val])
     engine, bundle = engine_lib.load(self.checkpoint, cfg.constrain)
     bar = progress_lib.SearchProgress(cfg.rounds) if self.verbose else None
     result = trial_lib.run_trial(engine, data, cfg, self.mode, self.seed,
@@ -166,9 +176,10 @@ class LEERegressor:
       raise ValueError(f"X has shape {X.shape}; expected [n_rows, {self.n_features_in_}]")
     return trial_lib.predict(node, X)
 
-  def score(self, X, y) -> float:
-    """R2 on (X, y), as sklearn regressors do."""
-    return score.r2(np.asarray(y, np.float64), self.predict(X))
+  def score(self, X, y, sample_weight=None) -> float:
+    """R2 on (X, y) (weighted by sample_weight if given), as sklearn regressors do."""
+    y = np.asarray(y, np.float64)
+    return score.r2(y, self.predict(X), _sample_weight(sample_weight, len(y)))
 
   def sympy(self, index: int | None = None, digits: int | None = 4):
     """The best expression (or equations_[index]) simplified in SymPy over the feature names,
@@ -184,3 +195,19 @@ class LEERegressor:
     fitted constants in prefix order, as PySR's jax(). Agrees with predict where finite."""
     f, params = evaluate.jax_function(self._node(index))
     return {"callable": f, "parameters": params}
+
+
+def _sample_weight(sample_weight, n: int) -> np.ndarray | None:
+  """One finite non-negative weight per row, not all zero, as float64; None when there are
+  none or all are equal (the unweighted search exactly). A one-line DataError otherwise."""
+  if sample_weight is None:
+    return None
+  try:
+    w = np.asarray(sample_weight, np.float64)
+  except (TypeError, ValueError):
+    raise datasets.DataError("sample_weight must be numbers, one per row") from None
+  if w.shape != (n,):
+    raise datasets.DataError(f"sample_weight has shape {w.shape}; expected ({n},), one per row")
+  if not np.all(np.isfinite(w)) or np.any(w < 0) or not np.any(w > 0):
+    raise datasets.DataError("sample_weight must be finite and non-negative, and not all zero")
+  return None if np.all(w == w[0]) else w

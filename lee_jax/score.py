@@ -24,13 +24,15 @@ ROW_BUCKET = 512  # rows are padded to a multiple of this
 POLE_FACTOR = 20.0
 
 
-def r2(y: np.ndarray, y_hat: np.ndarray) -> float:
-  """Coefficient of determination in float64; -inf if y_hat has a non-finite entry."""
+def r2(y: np.ndarray, y_hat: np.ndarray, weights: np.ndarray | None = None) -> float:
+  """Coefficient of determination in float64 (weighted by per-row weights if given, as
+  sklearn's r2_score(sample_weight=...)); -inf if y_hat has a non-finite entry."""
   y, y_hat = np.asarray(y, np.float64), np.asarray(y_hat, np.float64)
   if not np.all(np.isfinite(y_hat)):
     return -np.inf
-  ss_tot = float(np.sum((y - y.mean()) ** 2))
-  ss_res = float(np.sum((y - y_hat) ** 2))
+  w = np.ones_like(y) if weights is None else np.asarray(weights, np.float64)
+  ss_tot = float(np.sum(w * (y - np.sum(w * y) / np.sum(w)) ** 2))
+  ss_res = float(np.sum(w * (y - y_hat) ** 2))
   if ss_tot == 0.0:
     return 1.0 if ss_res == 0.0 else -np.inf
   return 1.0 - ss_res / ss_tot
@@ -101,26 +103,32 @@ def _bucket(n: int, size: int) -> int:
   return max(size, -(-n // size) * size)
 
 
-def pad_rows(X: np.ndarray, y: np.ndarray, n_features: int = vocab.MAX_VARIABLES):
-  """(X [N, k], y [N]) -> float32 (X [N', n_features], y [N'], mask [N']) with N' a bucket."""
+def pad_rows(X: np.ndarray, y: np.ndarray, n_features: int = vocab.MAX_VARIABLES,
+             weights: np.ndarray | None = None):
+  """(X [N, k], y [N]) -> float32 (X [N', n_features], y [N'], w [N']) with N' a bucket;
+  w holds the row weights (1 without), 0 on the padding rows."""
   n = len(y)
   m = _bucket(n, ROW_BUCKET)
   Xp = np.zeros((m, n_features), np.float32)
   Xp[:n, :X.shape[1]] = X
   yp = np.zeros(m, np.float32)
   yp[:n] = y
-  return Xp, yp, np.arange(m) < n
+  wp = np.zeros(m, np.float32)
+  wp[:n] = 1.0 if weights is None else weights
+  return Xp, yp, wp
 
 
 @jax.jit
-def _batched_r2(ids, consts, X, y, mask):
-  """ids/consts [B, L], X [N, D], y [N], mask [N] -> (r2 [B], all_finite [B])."""
+def _batched_r2(ids, consts, X, y, w):
+  """ids/consts [B, L], X [N, D], y [N], w [N] row weights (0: padding) -> (r2 [B],
+  all_finite [B])."""
   y_hat, valid = evaluate.evaluate_jax(ids, consts, jnp.broadcast_to(X, (ids.shape[0],) + X.shape))
-  finite = jnp.all(jnp.isfinite(y_hat) | ~mask[None], axis=1) & valid
-  n = mask.sum()
-  y_mean = jnp.sum(jnp.where(mask, y, 0.0)) / n
-  ss_tot = jnp.sum(jnp.where(mask, (y - y_mean) ** 2, 0.0))
-  res = jnp.where(mask[None], (y[None] - jnp.where(finite[:, None], y_hat, 0.0)) ** 2, 0.0)
+  used = w > 0
+  finite = jnp.all(jnp.isfinite(y_hat) | ~used[None], axis=1) & valid
+  y_mean = jnp.sum(jnp.where(used, w * y, 0.0)) / w.sum()
+  ss_tot = jnp.sum(jnp.where(used, w * (y - y_mean) ** 2, 0.0))
+  res = jnp.where(used[None], w[None] * (y[None] - jnp.where(finite[:, None], y_hat, 0.0)) ** 2,
+                  0.0)
   r2 = 1.0 - res.sum(axis=1) / jnp.maximum(ss_tot, 1e-30)
   return jnp.where(finite, r2, -jnp.inf), finite
 

@@ -40,11 +40,18 @@ Progress = Callable[[int, int, int, float], None]  # (round, iteration, iteratio
 
 @dataclasses.dataclass(frozen=True)
 class SearchData:
-  """Training and validation folds (float64); the test fold never reaches the search."""
+  """Training and validation folds (float64); the test fold never reaches the search.
+
+  Optional positive row weights (sample weights) make the constant fits minimise the weighted
+  squared error and every R2 the search ranks by weighted; the encoder's scatter is drawn
+  from the rows without them (it reads the data's shape).
+  """
   X_train: np.ndarray
   y_train: np.ndarray
   X_val: np.ndarray
   y_val: np.ndarray
+  w_train: np.ndarray | None = None
+  w_val: np.ndarray | None = None
 
   @property
   def n_vars(self) -> int:
@@ -127,9 +134,12 @@ class Round:
     n = len(data.y_train)
     fit_idx = self.rng.choice(n, min(cfg.fit_rows, n), replace=False)
     self.fit_rows = (data.X_train[fit_idx], data.y_train[fit_idx])
+    self.fit_weights = None if data.w_train is None else data.w_train[fit_idx]
     score_idx = self.rng.choice(n, min(cfg.score_rows, n), replace=False)
-    self.train_rows = score.pad_rows(data.X_train[score_idx], data.y_train[score_idx])
-    self.val_rows = score.pad_rows(data.X_val, data.y_val)
+    self.train_rows = score.pad_rows(
+        data.X_train[score_idx], data.y_train[score_idx],
+        weights=None if data.w_train is None else data.w_train[score_idx])
+    self.val_rows = score.pad_rows(data.X_val, data.y_val, weights=data.w_val)
     # Its own stream, so the guard leaves the search's random draws as they were.
     self.probe = (score.probe_points(data.X_train, cfg.probe_points, np.random.default_rng([seed, 1]))
                   if cfg.probe_points else None)
@@ -228,9 +238,10 @@ class Round:
       if self.cfg.fitter == "jax" and keys:
         results = fit.fit_batch([nodes[k] for k in keys], *self.fit_rows, self.cfg.lm_steps,
                                 self.cfg.lm_restarts, seed=int(self.rng.integers(2**31)),
-                                sub_rows=self.cfg.lm_sub_rows)
+                                sub_rows=self.cfg.lm_sub_rows, weights=self.fit_weights)
       else:
-        results = [fit.fit_constants(nodes[k], *self.fit_rows, self.max_iter) for k in keys]
+        results = [fit.fit_constants(nodes[k], *self.fit_rows, self.max_iter,
+                                     weights=self.fit_weights) for k in keys]
     out = {}
     for key, result in zip(keys, results):
       if result.ok:

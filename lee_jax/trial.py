@@ -166,8 +166,8 @@ def report(result: TrialResult, X_test: np.ndarray, y_test: np.ndarray, data: se
         "latex": sympy.latex(expr),
         "prefix": " ".join(E.to_prefix(w.node)),
         "complexity": w.complexity,
-        "r2_train": score.r2(data.y_train, predict(w.node, data.X_train)),
-        "r2_val": score.r2(data.y_val, predict(w.node, data.X_val)),
+        "r2_train": score.r2(data.y_train, predict(w.node, data.X_train), data.w_train),
+        "r2_val": score.r2(data.y_val, predict(w.node, data.X_val), data.w_val),
         "r2_test": score.r2(y_test, predict(w.node, X_test)),
         "origin": w.origin,
     })

@@ -146,3 +146,29 @@ def test_batched_fitter_sends_many_constant_candidates_to_scipy():
   many = E.from_prefix(("add " * 9 + "mul C x0 " + "C " * 9).split())  # 10 constants
   (r,) = fit.fit_batch([many], X, y)
   assert len(r.values) == 10 > fit.MAX_CONSTS and r.ok and r.nmse < 1e-8
+
+
+def test_weighted_fits_follow_the_heavy_rows_with_either_fitter():
+  # y = 2 x on half the rows, 5 x on the other half: unweighted, c x fits between; weighted
+  # towards the first half, it fits 2.
+  rng = np.random.default_rng(0)
+  X = rng.uniform(0.5, 2.0, (600, 1))
+  y = np.where(np.arange(600) < 300, 2.0, 5.0) * X[:, 0]
+  w = np.where(np.arange(600) < 300, 1.0, 1e-6)
+  start = E.from_prefix("mul C x0".split())
+  plain = fit.fit_constants(start, X, y, 100)
+  heavy = fit.fit_constants(start, X, y, 100, weights=w)
+  assert 2.5 < plain.values[0] < 4.5 and heavy.values[0] == pytest.approx(2.0, abs=1e-3)
+  # The weighted nmse: weighted MSE over the weighted variance of y.
+  wn = w / w.mean()
+  r = heavy.values[0] * X[:, 0] - y
+  wvar = np.mean(wn * (y - np.mean(wn * y)) ** 2)
+  assert heavy.nmse == pytest.approx(np.mean(wn * r * r) / wvar, rel=1e-6)
+  batched = fit.fit_batch([start], X, y, weights=w)[0]
+  assert batched.ok and batched.values[0] == pytest.approx(2.0, abs=1e-3)
+  assert fit.fit_batch([start], X, y)[0].values[0] == pytest.approx(plain.values[0], rel=1e-4)
+  # Weights of one are no weights (scipy: to the bit).
+  same = fit.fit_constants(start, X, y, 100, weights=np.ones(600))
+  assert same.values[0] == plain.values[0] and same.nmse == plain.nmse
+  with pytest.raises(ValueError, match="non-negative"):
+    fit.fit_constants(start, X, y, 100, weights=-w)

@@ -115,6 +115,32 @@ def test_same_seed_same_expression_and_score(ckpt):
   assert a.equations_ == b.equations_
 
 
+def test_sample_weights(ckpt):
+  X, y = helpers.toy_data(160, seed=2)
+  kw = dict(checkpoint=ckpt, rounds=1, iterations=5, seed=5)
+  plain = LEERegressor(**kw).fit(X, y)
+  ones = LEERegressor(**kw).fit(X, y, sample_weight=np.full(160, 3.0))
+  assert ones.best_prefix_ == plain.best_prefix_ and ones.equations_ == plain.equations_
+  # A third of the rows is garbage: with tiny weights on it the fit follows the clean rows.
+  garbage = np.arange(160) % 3 == 0
+  y_bad = np.where(garbage, np.random.default_rng(0).normal(0, 50, 160), y)
+  w = np.where(garbage, 1e-6, 1.0)
+  weighted = LEERegressor(**kw).fit(X, y_bad, sample_weight=w)
+  unweighted = LEERegressor(**kw).fit(X, y_bad)
+  clean = ~garbage
+  assert weighted.score(X[clean], y[clean]) > 0.5 > unweighted.score(X[clean], y[clean])
+  assert weighted.score(X, y_bad, sample_weight=w) == pytest.approx(
+      weighted.score(X[clean], y_bad[clean]), abs=1e-3)  # the garbage barely counts
+  # Weight 0 leaves rows out.
+  dropped = LEERegressor(**kw).fit(X, y_bad, sample_weight=np.where(garbage, 0.0, 1.0))
+  assert dropped.score(X[clean], y[clean]) > 0.5
+  for bad, msg in [(np.ones(10), "expected \\(160,\\)"), (-np.ones(160), "non-negative"),
+                   (np.zeros(160), "not all zero"), (np.full(160, np.nan), "finite"),
+                   (["a"] * 160, "numbers"), (np.r_[np.ones(5), np.zeros(155)], "at least 10")]:
+    with pytest.raises(datasets.DataError, match=msg):
+      LEERegressor(**kw).fit(X, y, sample_weight=bad)
+
+
 def test_a_time_limit_still_gives_a_fitted_estimator(ckpt):
   X, y = helpers.toy_data(120, seed=1)
   est = LEERegressor(checkpoint=ckpt, rounds=2, iterations=5, max_time=1e-6).fit(X, y)

@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 
 from lee_jax import evaluate
 from lee_jax import expr as E
@@ -70,3 +71,25 @@ def test_bounded_rejects_a_pole_between_the_data_and_keeps_smooth_fits():
   # The same pole is fine where no training point is on its other side.
   right = x[x[:, 0] > 0]
   assert score.bounded(pole, score.probe_points(right, 4096, rng), right, np.sin(right[:, 0]))
+
+
+def test_weighted_r2_is_sklearns_and_batched_r2_agrees():
+  rng = np.random.default_rng(1)
+  X = rng.uniform(-3, 3, (600, 2))
+  y = 1.3 * np.sin(X[:, 0]) + X[:, 1] ** 2
+  w = rng.uniform(0.1, 3.0, 600)
+  nodes = [_tree(t) for t in ("x1**2", "0.5*x0 - 1.0", "1.2*sin(x0) + x1**2")]
+  preds = [evaluate.evaluate_numpy(n, X) for n in nodes]
+  for p in preds:  # sklearn's r2_score(sample_weight=w), written out
+    mean = np.sum(w * y) / np.sum(w)
+    want = 1 - np.sum(w * (y - p) ** 2) / np.sum(w * (y - mean) ** 2)
+    assert score.r2(y, p, w) == pytest.approx(want, rel=1e-12)
+    assert score.r2(y, p, w) != pytest.approx(score.r2(y, p), rel=1e-6)  # the weights matter
+    assert score.r2(y, p, np.full(600, 2.5)) == pytest.approx(score.r2(y, p), rel=1e-12)
+  rows = [score.ids_and_consts(n, 64) for n in nodes]
+  ids, consts = np.stack([r[0] for r in rows]), np.stack([r[1] for r in rows])
+  got = score.batched_r2(ids, consts, score.pad_rows(X, y, weights=w))
+  np.testing.assert_allclose(got, [score.r2(y, p, w) for p in preds], rtol=1e-4, atol=1e-5)
+  # No weights and weights of one are the same computation, to the bit.
+  np.testing.assert_array_equal(score.batched_r2(ids, consts, score.pad_rows(X, y)),
+                                score.batched_r2(ids, consts, score.pad_rows(X, y, weights=np.ones(600))))
