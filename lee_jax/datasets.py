@@ -58,6 +58,7 @@ class Dataset:
   y: np.ndarray  # float64 [N], read-only
   feature_names: tuple[str, ...]
   formula: str | None = None  # ground truth over feature_names, SymPy syntax, where known
+  weights: np.ndarray | None = None  # float64 [N] sample weights (a user table's --weights)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -190,7 +191,7 @@ def _to_float(values: list[str], column: str, where: str) -> np.ndarray:
 
 def _dataset_from_text(text: str, delimiter: str, where: str, name: str, group: str,
                        target: str, features: Sequence[str] | None,
-                       formula: str | None) -> Dataset:
+                       formula: str | None, weights: str | None = None) -> Dataset:
   rows = [r for r in csv.reader(io.StringIO(text), delimiter=delimiter) if r]
   if not rows:
     raise DataError(f"{where} is empty")
@@ -203,9 +204,12 @@ def _dataset_from_text(text: str, delimiter: str, where: str, name: str, group: 
     raise DataError(f"{where}: duplicate column names: {', '.join(dups)}")
   if target not in header:
     raise DataError(f"{where}: no target column {target!r}; columns are: {', '.join(header)}")
+  if weights is not None and (weights not in header or weights == target):
+    raise DataError(f"{where}: no weights column {weights!r} besides the target; columns are: "
+                    f"{', '.join(header)}")
   if features is None:
-    features = [h for h in header if h != target]
-  missing = [f for f in features if f not in header or f == target]
+    features = [h for h in header if h not in (target, weights)]
+  missing = [f for f in features if f not in header or f in (target, weights)]
   if missing:
     raise DataError(f"{where}: unknown feature column(s) {', '.join(missing)}; "
                     f"columns are: {', '.join(header)}")
@@ -217,13 +221,20 @@ def _dataset_from_text(text: str, delimiter: str, where: str, name: str, group: 
                     f"correlated with the target) with --features a,b,c")
   if len(rows) < MIN_ROWS:
     raise DataError(f"{where} has {len(rows)} rows; at least {MIN_ROWS} are needed")
-  idx = [header.index(c) for c in (*features, target)]
+  idx = [header.index(c) for c in (*features, target, *([weights] if weights else []))]
   try:  # fast path: every selected cell is a plain number
     data = np.array([[r[i] for i in idx] for r in rows], dtype=np.float64)
   except ValueError:
     data = np.stack([_to_float([r[i] for r in rows], header[i], where) for i in idx], axis=1)
-  return _make_dataset(name, group, data[:, :-1], data[:, -1], tuple(features), formula, where,
-                       target)
+  w = None
+  if weights:
+    data, w = data[:, :-1], data[:, -1]
+    if not np.all(np.isfinite(w)) or np.any(w < 0) or not np.any(w > 0):
+      raise DataError(f"{where}: weights column {weights!r} must be finite and non-negative, "
+                      "and not all zero")
+  ds = _make_dataset(name, group, data[:, :-1], data[:, -1], tuple(features), formula, where,
+                     target)
+  return ds if w is None else dataclasses.replace(ds, weights=w)
 
 
 def _make_dataset(name, group, X, y, feature_names, formula, where, target="target") -> Dataset:
@@ -250,10 +261,11 @@ _DELIMITERS = {".csv": ",", ".csv.gz": ",", ".tsv": "\t", ".tsv.gz": "\t"}
 
 
 def load_table(path: str | os.PathLike, target: str = "target",
-               features: Sequence[str] | None = None) -> Dataset:
+               features: Sequence[str] | None = None, weights: str | None = None) -> Dataset:
   """A user's CSV/TSV (optionally .gz) with a header row -> Dataset (group 'user').
 
-  `features` picks and orders the input columns (default: all but the target).
+  `features` picks and orders the input columns (default: all but the target and the
+  weights); `weights` names a column of sample weights (finite, non-negative).
   """
   p = pathlib.Path(path)
   suffix = next((s for s in sorted(_DELIMITERS, key=len, reverse=True) if p.name.endswith(s)),
@@ -263,7 +275,7 @@ def load_table(path: str | os.PathLike, target: str = "target",
   if not p.is_file():
     raise DataError(f"{p}: no such file")
   return _dataset_from_text(_read_text(p), _DELIMITERS[suffix], str(p),
-                            p.name.removesuffix(suffix), "user", target, features, None)
+                            p.name.removesuffix(suffix), "user", target, features, None, weights)
 
 
 def from_arrays(X, y, feature_names: Sequence[str] | None = None, name: str = "data") -> Dataset:
@@ -368,6 +380,19 @@ def list_datasets(data_dir: str | os.PathLike | None = None) -> list[DatasetInfo
 
 
 # --- the SRBench protocol ------------------------------------------------------------------
+
+def weighted_rows(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None):
+  """(X, y, weights) without the rows of weight 0; weights None when they are all equal (the
+  unweighted search exactly). DataError if fewer than MIN_ROWS rows are left."""
+  if weights is None:
+    return X, y, None
+  keep = weights > 0
+  if keep.sum() < MIN_ROWS:
+    raise DataError(f"the weights leave {int(keep.sum())} rows of positive weight; at least "
+                    f"{MIN_ROWS} are needed")
+  w = weights[keep]
+  return X[keep], y[keep], (None if np.all(w == w[0]) else w)
+
 
 def split(X: np.ndarray, y: np.ndarray, seed: int, noise: float = 0.0,
           max_train_samples: int | None = 10_000, val_fraction: float = 0.2) -> Split:

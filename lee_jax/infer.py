@@ -32,6 +32,9 @@ _DATASET = flags.DEFINE_string("dataset", None, "Shipped dataset name (see `pyth
 _DATA = flags.DEFINE_string("data", None, "A .csv/.tsv(.gz) table instead of --dataset.")
 _TARGET = flags.DEFINE_string("target", "target", "Target column of --data.")
 _FEATURES = flags.DEFINE_list("features", None, "Feature columns of --data (default: all others).")
+_WEIGHTS = flags.DEFINE_string("weights", None,
+                               "Sample-weight column of --data (finite, >= 0): weighted squared "
+                               "error in the fits, weighted R2 in the search and the report.")
 _DATA_DIR = flags.DEFINE_string("data_dir", None, "PMLB-layout directory searched before the shipped data.")
 _NOISE = flags.DEFINE_float("noise", 0.0, "Target noise level eps: sigma = eps * RMS(y_train).")
 _SEED = flags.DEFINE_integer("seed", 0, "Base seed: trial t uses seed + 1000 t (split and search).")
@@ -74,8 +77,16 @@ def load_input() -> datasets.Dataset:
   if (_DATASET.value is None) == (_DATA.value is None):
     raise datasets.DataError("pass exactly one of --dataset NAME or --data FILE")
   if _DATA.value is not None:
-    return datasets.load_table(_DATA.value, _TARGET.value, _FEATURES.value)
+    ds = datasets.load_table(_DATA.value, _TARGET.value, _FEATURES.value, _WEIGHTS.value)
+    X, y, w = datasets.weighted_rows(ds.X, ds.y, ds.weights)  # rows of weight 0 leave
+    return dataclasses.replace(ds, X=X, y=y, weights=w)
+  if _WEIGHTS.value is not None:
+    raise datasets.DataError("--weights names a column of a --data table")
   return datasets.load_dataset(_DATASET.value, _DATA_DIR.value)
+
+
+def weights_of(ds: datasets.Dataset, rows: np.ndarray) -> np.ndarray | None:
+  return None if ds.weights is None else ds.weights[rows]
 
 
 def search_config() -> configs.SearchConfig:
@@ -156,7 +167,8 @@ def main(argv):
     parts = first if t == 0 else datasets.split(ds.X, ds.y, seed=seed, noise=_NOISE.value)
     print(f"trial {t + 1}/{_TRIALS.value} (seed {seed}): preset {_PRESET.value}, mode {_MODE.value}, {cfg.rounds} rounds x {cfg.iterations} "
           f"iterations, {cfg.workers} worker(s)" + model_settings(cfg), flush=True)
-    data = search.SearchData(parts.X_train, parts.y_train, parts.X_val, parts.y_val)
+    data = search.SearchData(parts.X_train, parts.y_train, parts.X_val, parts.y_val,
+                             weights_of(ds, parts.train_index), weights_of(ds, parts.val_index))
     bar = None if _QUIET.value else progress_lib.SearchProgress(cfg.rounds)
     result = trial_lib.run_trial(engine, data, cfg, _MODE.value, seed,
                                  progress=bar, bundle=bundle, max_time=_MAX_TIME.value)
@@ -164,7 +176,9 @@ def main(argv):
       bar.close()
     rep = trial_lib.report(result, parts.X_test, parts.y_test, data, ds.feature_names, {
         "dataset": ds.name, "trial": t, "seed": seed, "noise": _NOISE.value,
-        "preset": _PRESET.value, "mode": _MODE.value, "config": dataclasses.asdict(cfg)})
+        "preset": _PRESET.value, "mode": _MODE.value, "config": dataclasses.asdict(cfg),
+        **({"weights": _WEIGHTS.value} if _WEIGHTS.value else {})},
+        w_test=weights_of(ds, parts.test_index))
     print_trial(rep, ds.feature_names)
     reports.append(rep)
     if out_path is not None:  # after every trial, so a long run keeps what it finished

@@ -117,15 +117,11 @@ class LEERegressor:
     cfg = self.search_config()
     if not 0 < self.val_fraction < 1:
       raise ValueError(f"val_fraction must be in (0, 1), got {self.val_fraction}")
-    w = _sample_weight(sample_weight, len(ds.y))
-    keep = np.arange(len(ds.y)) if w is None else np.flatnonzero(w > 0)
-    if len(keep) < datasets.MIN_ROWS:
-      raise datasets.DataError(f"sample_weight leaves {len(keep)} rows of positive weight; at "
-                               f"least {datasets.MIN_ROWS} are needed")
-    perm = keep[np.random.default_rng(self.seed).permutation(len(keep))]
-    n_val = max(1, int(round(self.val_fraction * len(keep))))
+    X, y, w = datasets.weighted_rows(ds.X, ds.y, _sample_weight(sample_weight, len(ds.y)))
+    perm = np.random.default_rng(self.seed).permutation(len(y))
+    n_val = max(1, int(round(self.val_fraction * len(y))))
     val, train = perm[:n_val], np.sort(perm[n_val:])
-    data = search.SearchData(ds.X[train], ds.y[train], ds.X[val], ds.y[val],
+    data = search.SearchData(X[train], y[train], X[val], y[val],
                              None if w is None else w[train], None if w is None else w[val])
     engine, bundle = engine_lib.load(self.checkpoint, cfg.constrain)
     bar = progress_lib.SearchProgress(cfg.rounds) if self.verbose else None
@@ -198,8 +194,8 @@ class LEERegressor:
 
 
 def _sample_weight(sample_weight, n: int) -> np.ndarray | None:
-  """One finite non-negative weight per row, not all zero, as float64; None when there are
-  none or all are equal (the unweighted search exactly). A one-line DataError otherwise."""
+  """One finite non-negative weight per row, not all zero, as float64 (None: none). A
+  one-line DataError otherwise."""
   if sample_weight is None:
     return None
   try:
@@ -210,4 +206,4 @@ def _sample_weight(sample_weight, n: int) -> np.ndarray | None:
     raise datasets.DataError(f"sample_weight has shape {w.shape}; expected ({n},), one per row")
   if not np.all(np.isfinite(w)) or np.any(w < 0) or not np.any(w > 0):
     raise datasets.DataError("sample_weight must be finite and non-negative, and not all zero")
-  return None if np.all(w == w[0]) else w
+  return w

@@ -142,8 +142,9 @@ def sympy_of(node: E.Node, names, digits: int | None = 4) -> sympy.Expr:
 
 
 def report(result: TrialResult, X_test: np.ndarray, y_test: np.ndarray, data: search.SearchData,
-           names, extra: dict | None = None) -> dict:
-  """A JSON-ready summary of a trial (float64 R2 on every fold for the winner)."""
+           names, extra: dict | None = None, w_test: np.ndarray | None = None) -> dict:
+  """A JSON-ready summary of a trial (float64 R2 on every fold for the winner; weighted where
+  the data has sample weights)."""
   timings: collections.Counter = collections.Counter()
   for r in result.rounds:
     timings.update(r.timings)
@@ -168,7 +169,7 @@ def report(result: TrialResult, X_test: np.ndarray, y_test: np.ndarray, data: se
         "complexity": w.complexity,
         "r2_train": score.r2(data.y_train, predict(w.node, data.X_train), data.w_train),
         "r2_val": score.r2(data.y_val, predict(w.node, data.X_val), data.w_val),
-        "r2_test": score.r2(y_test, predict(w.node, X_test)),
+        "r2_test": score.r2(y_test, predict(w.node, X_test), w_test),
         "origin": w.origin,
     })
   out["rounds"] = [{

@@ -256,3 +256,33 @@ def test_from_arrays_reads_ints_and_bools_and_validates():
                       ((np.zeros((20, 0)), np.arange(20.0)), "no feature columns")]:
     with pytest.raises(D.DataError, match=match):
       D.from_arrays(*args)
+
+
+def test_load_table_weights_column(tmp_path):
+  rows = [[i, 0.5 * i, i * i, 1 + (i % 3)] for i in range(20)]
+  p = _csv(tmp_path, ["a", "b", "y", "w"], rows)
+  ds = D.load_table(p, target="y", weights="w")
+  assert ds.feature_names == ("a", "b") and ds.weights.tolist() == [1 + (i % 3) for i in range(20)]
+  assert D.load_table(p, target="y").feature_names == ("a", "b", "w")  # no weights: a feature
+  assert D.load_table(p, target="y").weights is None
+  for bad_rows, match in [([[i, i, i, -1] for i in range(20)], "non-negative"),
+                          ([[i, i, i, 0] for i in range(20)], "not all zero"),
+                          ([[i, i, i, "nan"] for i in range(20)], "finite")]:
+    with pytest.raises(D.DataError, match=match):
+      D.load_table(_csv(tmp_path, ["a", "b", "y", "w"], bad_rows), target="y", weights="w")
+  with pytest.raises(D.DataError, match="no weights column 'q'"):
+    D.load_table(p, target="y", weights="q")
+  with pytest.raises(D.DataError, match="unknown feature column"):
+    D.load_table(p, target="y", features=["a", "w"], weights="w")
+
+
+def test_weighted_rows_drops_zero_weights_and_forgets_equal_ones():
+  X, y = np.arange(40.0).reshape(20, 2), np.arange(20.0)
+  w = np.where(np.arange(20) % 4 == 0, 0.0, 2.0)
+  X2, y2, w2 = D.weighted_rows(X, y, w)
+  assert len(y2) == 15 and 0.0 not in y2 % 4 and w2 is None  # the rest are equal: no weights
+  _, _, w3 = D.weighted_rows(X, y, np.arange(20.0) + 1)
+  assert w3 is not None and len(w3) == 20
+  assert D.weighted_rows(X, y, None)[2] is None
+  with pytest.raises(D.DataError, match="at least 10"):
+    D.weighted_rows(X, y, np.r_[np.ones(9), np.zeros(11)])

@@ -37,6 +37,25 @@ def test_user_table_with_noise(tmp_path):
   assert "noise sigma 0;" not in r.stdout and "noise sigma 0\n" not in r.stdout
 
 
+@pytest.mark.slow
+def test_user_table_with_a_weights_column(tmp_path):
+  rows = "".join(f"{i},{i % 3},{2 * i},{1 + i % 2}\n" for i in range(40))
+  path = tmp_path / "t.csv"
+  path.write_text("a,b,out,w\n" + rows)
+  out = tmp_path / "r.json"
+  r = _infer("--data", str(path), "--target", "out", "--weights", "w", "--out", str(out), *SHORT)
+  assert r.returncode == 0, r.stderr
+  assert "2 features" in r.stdout  # the weights column is not a feature
+  import json
+  rep = json.loads(out.read_text())["trials"][0]
+  assert rep["weights"] == "w" and rep["r2_test"] <= 1.0
+  bad = _infer("--dataset", "strogatz_lv1", "--weights", "w", *SHORT)
+  assert bad.returncode == 2 and "--weights names a column" in bad.stderr
+  path.write_text("a,b,out,w\n" + "".join(f"{i},{i % 3},{2 * i},-1\n" for i in range(40)))
+  bad = _infer("--data", str(path), "--target", "out", "--weights", "w", *SHORT)
+  assert bad.returncode == 2 and "non-negative" in bad.stderr and bad.stderr.count("\n") == 1
+
+
 @pytest.mark.parametrize("args,needle", [
     (["--dataset", "strogatz_shearflw1"], "strogatz_shearflow1"),
     (["--dataset", "strogatz_lv1", "--data", "x.csv"], "exactly one"),
