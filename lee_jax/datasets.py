@@ -293,6 +293,9 @@ def from_arrays(X, y, feature_names: Sequence[str] | None = None, name: str = "d
     X = X[:, None]
   if y.ndim == 2 and y.shape[1] == 1:
     y = y[:, 0]
+  if y.ndim == 2 and len(y) == len(X):
+    raise DataError(f"{name}: y has {y.shape[1]} columns; LEE fits one target at a time "
+                    "(fit one per column, e.g. with sklearn's MultiOutputRegressor)")
   if X.ndim != 2 or y.ndim != 1 or len(X) != len(y):
     raise DataError(f"{name}: need X [n_rows, n_features] and y [n_rows]; got shapes "
                     f"{X.shape} and {y.shape}")

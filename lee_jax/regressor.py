@@ -46,6 +46,8 @@ class LEERegressor:
     max_time: seconds for the search (None: no limit); past it the search answers from what it
       has found (the first round's initial pool at least), so results depend on machine speed.
     val_fraction: share of the rows held out for validation.
+    warm_start: refit starts from the previous fit's Pareto formulas (PySR's warm_start):
+      they join every round's initial pool, refitted to the new data, and compete there.
     seed: split and search seed.
     verbose: show search progress on stderr.
   """
@@ -54,8 +56,8 @@ class LEERegressor:
                rounds: int | None = None, iterations: int | None = None,
                workers: int | None = None, pool_size: int | None = None,
                fitter: str | None = None, latent_noise: float | None = None,
-               max_time: float | None = None, val_fraction: float = 0.2, seed: int = 0,
-               verbose: bool = False):
+               max_time: float | None = None, val_fraction: float = 0.2,
+               warm_start: bool = False, seed: int = 0, verbose: bool = False):
     self.checkpoint = checkpoint
     self.preset = preset
     self.mode = mode
@@ -67,6 +69,7 @@ class LEERegressor:
     self.latent_noise = latent_noise
     self.max_time = max_time
     self.val_fraction = val_fraction
+    self.warm_start = warm_start
     self.seed = seed
     self.verbose = verbose
 
@@ -121,8 +124,11 @@ class LEERegressor:
     perm = np.random.default_rng(self.seed).permutation(len(y))
     n_val = max(1, int(round(self.val_fraction * len(y))))
     val, train = perm[:n_val], np.sort(perm[n_val:])
+    warm = (tuple(self.equation_nodes_) if self.warm_start and hasattr(self, "equation_nodes_")
+            and self.n_features_in_ == X.shape[1] else ())
     data = search.SearchData(X[train], y[train], X[val], y[val],
-                             None if w is None else w[train], None if w is None else w[val])
+                             None if w is None else w[train], None if w is None else w[val],
+                             init_nodes=warm)
     engine, bundle = engine_lib.load(self.checkpoint, cfg.constrain)
     bar = progress_lib.SearchProgress(cfg.rounds) if self.verbose else None
     result = trial_lib.run_trial(engine, data, cfg, self.mode, self.seed,

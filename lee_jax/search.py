@@ -44,7 +44,9 @@ class SearchData:
 
   Optional positive row weights (sample weights) make the constant fits minimise the weighted
   squared error and every R2 the search ranks by weighted; the encoder's scatter is drawn
-  from the rows without them (it reads the data's shape).
+  from the rows without them (it reads the data's shape). init_nodes (a warm start) are
+  formulas refitted and scored into every round's initial pool, where they compete, and
+  serve as parents, like any candidate.
   """
   X_train: np.ndarray
   y_train: np.ndarray
@@ -52,6 +54,7 @@ class SearchData:
   y_val: np.ndarray
   w_train: np.ndarray | None = None
   w_val: np.ndarray | None = None
+  init_nodes: tuple = ()  # E.Node formulas over these variables (a warm start)
 
   @property
   def n_vars(self) -> int:
@@ -342,6 +345,11 @@ class Round:
       base = [self.seen.pop(k) for k in [k for k in self.seen if k[0] == "baseline"]]
       self.floor = [c for c in base if c is not None]
       self.pool.merge(self.floor)
+    if self.data.init_nodes:  # a warm start: earlier answers join the pool as candidates
+      self._score(self.fit({("warm", i): n for i, n in enumerate(self.data.init_nodes)}),
+                  "warm", 0)
+      warm = [self.seen.pop(k) for k in [k for k in self.seen if k[0] == "warm"]]
+      self.pool.merge([c for c in warm if c is not None])
     self.record(0)
 
   def gradient_segment(self, z: np.ndarray, anchor: np.ndarray, iteration: int) -> np.ndarray:

@@ -98,7 +98,8 @@ def test_unfitted_and_bad_input_errors(ckpt):
   bad = X.copy(); bad[3, 1] = np.nan
   for args, msg in [((bad, y), "NaN or inf"), ((np.zeros((50, 11)), y), "select at most 10"),
                     ((X[:5], y[:5]), "at least 10"), ((X, np.ones(50)), "constant"),
-                    ((X, y[:40]), "shapes"), ((np.array([["a", "b"]] * 50), y), "numeric")]:
+                    ((X, y[:40]), "shapes"), ((np.array([["a", "b"]] * 50), y), "numeric"),
+                    ((X, np.c_[y, y]), "MultiOutputRegressor")]:
     with pytest.raises(datasets.DataError, match=msg):
       est.fit(*args)
   with pytest.raises(ValueError, match="unknown mode"):
@@ -139,6 +140,22 @@ def test_sample_weights(ckpt):
                    (["a"] * 160, "numbers"), (np.r_[np.ones(5), np.zeros(155)], "at least 10")]:
     with pytest.raises(datasets.DataError, match=msg):
       LEERegressor(**kw).fit(X, y, sample_weight=bad)
+
+
+def test_warm_start_hands_the_previous_pareto_set_to_the_next_fit(ckpt, monkeypatch):
+  X, y = helpers.toy_data(120, seed=1)
+  est = LEERegressor(checkpoint=ckpt, rounds=1, iterations=5, warm_start=True).fit(X, y)
+  seen = []
+  real = trial.run_trial
+  monkeypatch.setattr(trial, "run_trial",
+                      lambda engine, data, *a, **k: seen.append(data) or real(engine, data, *a, **k))
+  previous = list(est.equation_nodes_)
+  est.fit(X, 0.5 * y)
+  assert list(seen[0].init_nodes) == previous
+  est.set_params(warm_start=False).fit(X, y)
+  assert seen[1].init_nodes == ()
+  est.set_params(warm_start=True).fit(X[:, :1], y)  # other features: nothing to start from
+  assert seen[2].init_nodes == ()
 
 
 def test_a_time_limit_still_gives_a_fitted_estimator(ckpt):

@@ -309,3 +309,19 @@ def test_latent_noise_moves_only_the_sampled_rows_by_the_posterior_std(eng, data
   assert r0.cfg.latent_noise == 0.0
   with pytest.raises(ValueError, match="latent_noise"):
     dataclasses.replace(helpers.SMALL_SEARCH, latent_noise=-1.0)
+
+
+def test_a_warm_start_puts_earlier_formulas_in_the_initial_pool_refitted(eng, data):
+  # The toy target is 2 x0 + sin(x1); an earlier answer with rough constants comes back
+  # refitted, and as the champion (nothing the tiny model decodes comes close).
+  earlier = E.from_prefix("add mul C x0 sin x1".split())
+  earlier = E.with_constants(earlier, [1.5])
+  warm = dataclasses.replace(data, init_nodes=(earlier,))
+  rnd = search.Round(eng, warm, helpers.SMALL_SEARCH, "oneshot", 0, seed=0)
+  rnd.init_pool()
+  (c,) = [e for e in rnd.pool.entries if e.origin == "warm"]
+  assert E.constants(c.node)[0] == pytest.approx(2.0, abs=1e-6) and c.r2_train > 0.999999
+  assert rnd.pool.champion() is c and not any(k[0] == "warm" for k in rnd.seen)
+  cold = search.Round(eng, data, helpers.SMALL_SEARCH, "oneshot", 0, seed=0)
+  cold.init_pool()
+  assert "warm" not in {e.origin for e in cold.pool.entries}
