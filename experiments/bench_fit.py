@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 
+import jax
 import numpy as np
 from absl import app
 from absl import flags
@@ -33,6 +34,8 @@ _SUB_ROWS = flags.DEFINE_integer("sub_rows", fit.SUB_ROWS,
                                  "Rows of the subsample the LM steps run on (0: all rows).")
 _POLISH = flags.DEFINE_integer("polish", fit.POLISH, "LM steps on all rows after the subsample's.")
 _LBFGS = flags.DEFINE_integer("lbfgs", 300, "L-BFGS-B max iterations (scipy fitter).")
+_UNROLL = flags.DEFINE_integer("unroll", fit.UNROLL, "Program instructions per loop iteration "
+                               "on the accelerator path (select_all; ignored on the CPU path).")
 _SEED = flags.DEFINE_integer("seed", 0, "Seed.")
 
 
@@ -79,7 +82,7 @@ def main(argv):
   t_fd = (time.perf_counter() - t) / len(cands)
   def fit_jax(X, y, nodes):
     return fit.fit_batch(nodes, X, y, _STEPS.value, _RESTARTS.value, sub_rows=_SUB_ROWS.value,
-                         polish=_POLISH.value)
+                         polish=_POLISH.value, unroll=_UNROLL.value)
 
   for X, y, nodes in groups:  # compile every shape bucket first
     fit_jax(X, y, nodes)
@@ -93,8 +96,10 @@ def main(argv):
   d = r_jx[both] - r_sp[both]
   sub = (f"on {_SUB_ROWS.value} rows + {_POLISH.value} on all"
          if 0 < _SUB_ROWS.value and 2 * _SUB_ROWS.value < _ROWS.value else "on all rows")
-  print(f"{len(cands)} candidates, {_ROWS.value} rows; jax: {_STEPS.value} LM steps {sub} x "
-        f"{_RESTARTS.value} starts; scipy: L-BFGS-B <= {_LBFGS.value} iterations")
+  path = ("select-all path, unroll %d" % _UNROLL.value if jax.default_backend() != "cpu"
+          else "CPU branch path")
+  print(f"{len(cands)} candidates, {_ROWS.value} rows; jax ({path}): {_STEPS.value} LM steps "
+        f"{sub} x {_RESTARTS.value} starts; scipy: L-BFGS-B <= {_LBFGS.value} iterations")
   r_fd = np.array([r2_of(r.node, X, y) if r.ok else -np.inf for r, (_, X, y) in zip(fd, cands)])
   print(f"time per candidate: scipy with finite-difference gradients {1e3 * t_fd:.2f} ms, "
         f"scipy with exact gradients {1e3 * t_scipy:.2f} ms, jax {1e3 * t_jax:.2f} ms")

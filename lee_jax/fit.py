@@ -174,11 +174,15 @@ def fit_constants(node: E.Node, X: np.ndarray, y: np.ndarray, max_iter: int,
 MAX_CONSTS = 8  # candidates with more constants go to scipy
 SUB_ROWS = 128  # rows of the subsample most LM steps run on (bench_fit.py: --sub_rows)
 POLISH = 4  # LM steps on every row after the subsample's
+# Instructions per loop iteration on the select_all (accelerator) path: each iteration of an
+# XLA while loop can cost a predicate read back on a GPU. Unmeasured there yet (bench_fit.py
+# --unroll; gpu_session.sh bench runs 1 and 8), so the default leaves the loop as it was.
+UNROLL = 1
 FLOAT32_SAFE = 1e15  # larger |y| anywhere: scipy
 
 
 def _lm(classes, lanes, args, roots, used, cmask, c0, X, y, rw, Xs, ys, sw, steps: int,
-        polish: int, select_all: bool):
+        polish: int, select_all: bool, unroll: int = 1):
   """LM over lanes. cmask [B, M] marks real constant slots, c0 [B, R, M] the starts, X [N, D],
   y/rw [N] the fit rows and the square roots of their weights (0: padding); Xs/ys/sw a
   subsample of them. `steps` run on the subsample,
@@ -206,7 +210,7 @@ def _lm(classes, lanes, args, roots, used, cmask, c0, X, y, rw, Xs, ys, sw, step
 
     def res_jac(c, buf):
       buf, y_hat, J = program.run_on(buf, classes, lanes, args, roots, used, c, jacobian=True,
-                                     select_all=select_all)
+                                     select_all=select_all, unroll=unroll)
       # residuals times root_w: their sum of squares is the weighted one
       r = jnp.where(real[None, None], (y_hat - y[None, None]) * root_w[None, None], 0.0) * scale
       J = J * (root_w * scale)[None, None, :, None]
@@ -258,20 +262,20 @@ def _lm(classes, lanes, args, roots, used, cmask, c0, X, y, rw, Xs, ys, sw, step
 _LM_CACHE: dict = {}
 
 
-def _lm_jit(steps: int, polish: int, select_all: bool):
+def _lm_jit(steps: int, polish: int, select_all: bool, unroll: int = 1):
   import jax
 
-  key = (steps, polish, select_all)
+  key = (steps, polish, select_all, unroll)
   if key not in _LM_CACHE:
     _LM_CACHE[key] = jax.jit(lambda *a: _lm(*a, steps=steps, polish=polish,
-                                            select_all=select_all))
+                                            select_all=select_all, unroll=unroll))
   return _LM_CACHE[key]
 
 
 def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20,
               restarts: int = 2, seed: int = 0, select_all: bool | None = None,
               sub_rows: int = SUB_ROWS, polish: int = POLISH,
-              weights: np.ndarray | None = None) -> list[FitResult]:
+              weights: np.ndarray | None = None, unroll: int = UNROLL) -> list[FitResult]:
   """Fit every node's constants at once on the device; one FitResult per node (aligned).
   With per-row weights the objective is the weighted mean squared error.
 
@@ -281,7 +285,7 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20
   more than MAX_CONSTS constants, or all nodes when some |y| >= FLOAT32_SAFE, are fitted by
   scipy L-BFGS-B in float64 (`fit_constants`). select_all
   (default: on accelerators) evaluates every operator per instruction instead of branching,
-  over the whole padded schedule (program.run).
+  over the whole padded schedule (program.run), `unroll` instructions per loop iteration.
   """
   import jax
 
@@ -305,7 +309,7 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20
   for mc, items in sorted(groups.items()):
     for part, prog in _parts(items, X.shape[1], mc):
       results = _fit_group([n for _, n in part], prog, X, y, w, steps, restarts, seed + mc,
-                           select_all, sub_rows, polish)
+                           select_all, sub_rows, polish, unroll)
       for (i, _), r in zip(part, results):
         out[i] = r
   return out  # type: ignore[return-value]
@@ -348,7 +352,7 @@ def _padded_rows(X, y, w, m: int):
 
 
 def _fit_group(nodes, prog, X, y, w, steps: int, restarts: int, seed: int,
-               select_all: bool, sub_rows: int, polish: int) -> list[FitResult]:
+               select_all: bool, sub_rows: int, polish: int, unroll: int) -> list[FitResult]:
   """LM on one compiled call (`prog` schedules `nodes`, padded); one FitResult per node.
   w: row weights of mean 1 (`row_weights`), or None."""
   from lee_jax import evaluate
@@ -375,7 +379,7 @@ def _fit_group(nodes, prog, X, y, w, steps: int, restarts: int, seed: int,
     pick = np.sort(rng.choice(n, sub_rows, replace=False))
     Xs, ys, ws = _padded_rows(X[pick], y[pick], None if w is None else w[pick], sub_rows)
   with np.errstate(over="ignore"):
-    c, f, n_steps = _lm_jit(steps, polish, select_all)(*prog.arrays(), cmask, starts, Xp, yp,
+    c, f, n_steps = _lm_jit(steps, polish, select_all, unroll)(*prog.arrays(), cmask, starts, Xp, yp,
                                                        wp, Xs, ys, ws)
   c, f, n_steps = np.asarray(c, np.float64), np.asarray(f, np.float64), int(n_steps)
   # The float32 winner is checked in float64 against the decoded start: float32 can accept

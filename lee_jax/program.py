@@ -278,7 +278,7 @@ def buffer(n_trees: int, n_instructions: int, consts_shape, X, jacobian: bool = 
 
 
 def run_on(buf, classes, lanes, args, roots, used, consts, jacobian: bool = False,
-           select_all: bool = False):
+           select_all: bool = False, unroll: int = 1):
   """`run` in a buffer from `buffer(...)` (same shapes, same jacobian): (buf, y[, J])."""
   import jax
   import jax.numpy as jnp
@@ -309,7 +309,7 @@ def run_on(buf, classes, lanes, args, roots, used, consts, jacobian: bool = Fals
     return jax.lax.dynamic_update_slice_in_dim(buf, v, first_out + t * W, axis=0)
 
   if select_all:  # a static trip count: no predicate read back per iteration
-    buf = jax.lax.fori_loop(0, T, step, buf)
+    buf = jax.lax.fori_loop(0, T, step, buf, unroll=unroll)
   else:  # search calls hold few trees, so most of a padded schedule is padding: skip it
     buf = jax.lax.fori_loop(0, used, step, buf)
   out = buf[roots]
@@ -319,7 +319,7 @@ def run_on(buf, classes, lanes, args, roots, used, consts, jacobian: bool = Fals
 
 
 def run(classes, lanes, args, roots, used, consts, X, jacobian: bool = False,
-        select_all: bool = False):
+        select_all: bool = False, unroll: int = 1):
   """Evaluate a schedule (traceable: the arrays may be jax arrays).
 
   classes/lanes/args/roots/used from Program.arrays(); consts [B, R, M]; X [N, D].
@@ -328,14 +328,15 @@ def run(classes, lanes, args, roots, used, consts, X, jacobian: bool = False,
   first `used` instructions run (a loop bound read from data: the padding to the shape
   bucket costs nothing). select_all has no data-dependent control flow: every class is
   computed and selected, and the whole padded schedule runs (for accelerators, where a
-  branch or a data-bound loop iteration can cost a host round trip, more than the work).
+  branch or a data-bound loop iteration can cost a host round trip, more than the work);
+  there `unroll` instructions run per loop iteration (fewer iterations, a longer compile).
   """
   import jax.numpy as jnp
 
   consts = jnp.asarray(consts)
   B, R, M = consts.shape
   buf = buffer(B, jnp.shape(classes)[0], (R, M), X, jacobian, consts.dtype)
-  out = run_on(buf, classes, lanes, args, roots, used, consts, jacobian, select_all)
+  out = run_on(buf, classes, lanes, args, roots, used, consts, jacobian, select_all, unroll)
   return out[1:] if jacobian else out[1]
 
 

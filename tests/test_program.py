@@ -167,3 +167,16 @@ def test_polynomial_sin_cos_accuracy_and_domain():
   s, c = (np.asarray(v) for v in program.sin_cos(jnp.asarray(x)))
   assert np.all(np.abs(s[:3]) <= 1) and np.all(np.abs(c[:3]) <= 1)
   assert np.isnan(s[3:]).all() and np.isnan(c[3:]).all()
+
+
+def test_unrolled_select_all_loop_is_the_same_program():
+  trees = _trees(24, seed=10)
+  X = np.random.default_rng(11).uniform(-3, 3, (16, 3)).astype(np.float32)
+  prog = program.compile_trees(trees, 3, 8, n_trees=32)
+  consts = np.ones((32, 1, 8), np.float32)
+  for b, t in enumerate(trees):
+    c = E.constants(t)
+    consts[b, 0, :len(c)] = c
+  one = program.run(*prog.arrays(), consts, X, select_all=True)
+  eight = program.run(*prog.arrays(), consts, X, select_all=True, unroll=8)
+  np.testing.assert_array_equal(np.asarray(one), np.asarray(eight))
