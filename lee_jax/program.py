@@ -361,7 +361,9 @@ def run_numpy(prog: Program, consts: np.ndarray, X: np.ndarray) -> np.ndarray:
       ra, rb = prog.args[t]
       base = rows + t * W
       for op, lo, hi in runs:
-        operands = [buf[ra[lo:hi]], buf[rb[lo:hi]]][:vocab.ARITY[op]]
+        # one lane: plain indexing (a view); several: one gather per operand
+        take = (lambda r: buf[r[lo]]) if hi - lo == 1 else (lambda r: buf[r[lo:hi]])
+        operands = (take(ra), take(rb)) if vocab.ARITY[op] == 2 else (take(ra),)
         buf[base + lo:base + hi] = vocab.NUMPY_FN[op](*operands)
       out = buf[base:base + runs[-1][2]]
       out[~np.isfinite(out)] = np.nan
