@@ -1,0 +1,84 @@
+"""Sample weights on heteroscedastic data: does weighting by 1/sigma^2 help the search?
+
+    python experiments/weighted_noise.py --datasets=feynman_II_27_18,feynman_III_12_43
+
+Per dataset: SRBench's split (`datasets.split`, --seed, no noise); the training and
+validation rows get noise with a per-row sigma: a random --loud_fraction of them
+--loud_sigma x RMS(y), the rest --quiet_sigma x RMS(y). The same search (`LEERegressor`,
+same seed, --preset) runs twice on those rows: unweighted, and with sample_weight =
+1 / sigma^2. Prints the test R2 on the clean test rows and the complexity of both, per
+dataset and as means; --json writes the rows.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import numpy as np
+from absl import app
+from absl import flags
+
+from lee_jax import LEERegressor
+from lee_jax import datasets
+
+_DATASETS = flags.DEFINE_list("datasets", ["feynman_II_27_18", "feynman_III_12_43",
+                                           "feynman_II_15_4", "feynman_III_17_37",
+                                           "feynman_II_10_9"], "Shipped dataset names.")
+_SEED = flags.DEFINE_integer("seed", 0, "Split, noise and search seed.")
+_PRESET = flags.DEFINE_string("preset", "fast", "Search preset.")
+_LOUD_FRACTION = flags.DEFINE_float("loud_fraction", 0.2, "Share of rows with the large sigma.")
+_LOUD = flags.DEFINE_float("loud_sigma", 1.0, "Their sigma, in units of RMS(y).")
+_QUIET = flags.DEFINE_float("quiet_sigma", 0.01, "The other rows' sigma, in units of RMS(y).")
+_CHECKPOINT = flags.DEFINE_string("checkpoint", None, "Model (default: the shipped one).")
+_JSON = flags.DEFINE_string("json", None, "Also write the rows as JSON here.")
+
+
+def noisy_rows(y: np.ndarray, rng: np.random.Generator, loud_fraction: float, loud: float,
+               quiet: float) -> tuple[np.ndarray, np.ndarray]:
+  """(noisy y, per-row sigma): a random loud_fraction of the rows with sigma loud x RMS(y),
+  the rest quiet x RMS(y)."""
+  rms = float(np.sqrt(np.mean(y ** 2)))
+  sigma = np.where(rng.random(len(y)) < loud_fraction, loud, quiet) * rms
+  return y + rng.normal(0.0, 1.0, len(y)) * sigma, sigma
+
+
+def main(argv):
+  del argv
+  rows = []
+  print(f"{'dataset':<22} {'R2 plain':>9} {'R2 wtd':>9} {'C plain':>7} {'C wtd':>6}  "
+        f"wtd formula")
+  for name in _DATASETS.value:
+    ds = datasets.load_dataset(name)
+    parts = datasets.split(ds.X, ds.y, seed=_SEED.value)
+    X = np.concatenate([parts.X_train, parts.X_val])
+    y_clean = np.concatenate([parts.y_train, parts.y_val])
+    y, sigma = noisy_rows(y_clean, np.random.default_rng([_SEED.value, 7]),
+                          _LOUD_FRACTION.value, _LOUD.value, _QUIET.value)
+    row = {"dataset": name, "rows": len(y), "seed": _SEED.value, "preset": _PRESET.value,
+           "loud_fraction": _LOUD_FRACTION.value, "loud_sigma": _LOUD.value,
+           "quiet_sigma": _QUIET.value}
+    for label, w in (("plain", None), ("weighted", 1.0 / sigma ** 2)):
+      t = time.perf_counter()
+      est = LEERegressor(checkpoint=_CHECKPOINT.value, preset=_PRESET.value,
+                         seed=_SEED.value).fit(X, y, sample_weight=w)
+      row[label] = {"r2_test": est.score(parts.X_test, parts.y_test),
+                    "complexity": est.complexity_, "expression": str(est.sympy()),
+                    "wall_s": round(time.perf_counter() - t, 1)}
+    rows.append(row)
+    p, q = row["plain"], row["weighted"]
+    print(f"{name:<22} {p['r2_test']:>9.4f} {q['r2_test']:>9.4f} {p['complexity']:>7} "
+          f"{q['complexity']:>6}  {q['expression']}", flush=True)
+  clip = lambda v: float(np.clip(v, -1.0, 1.0))
+  for label in ("plain", "weighted"):
+    r2 = [clip(r[label]["r2_test"]) for r in rows]
+    c = [r[label]["complexity"] for r in rows]
+    print(f"{label}: mean test R2 (clipped to [-1, 1]) {np.mean(r2):.4f}, median "
+          f"{np.median(r2):.4f}, mean complexity {np.mean(c):.1f}")
+  if _JSON.value:
+    with open(_JSON.value, "w") as f:
+      json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+  app.run(main)
