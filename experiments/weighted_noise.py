@@ -22,16 +22,18 @@ from absl import flags
 from lee_jax import LEERegressor
 from lee_jax import datasets
 
-_DATASETS = flags.DEFINE_list("datasets", ["feynman_II_27_18", "feynman_III_12_43",
-                                           "feynman_II_15_4", "feynman_III_17_37",
-                                           "feynman_II_10_9"], "Shipped dataset names.")
-_SEED = flags.DEFINE_integer("seed", 0, "Split, noise and search seed.")
-_PRESET = flags.DEFINE_string("preset", "fast", "Search preset.")
-_LOUD_FRACTION = flags.DEFINE_float("loud_fraction", 0.2, "Share of rows with the large sigma.")
-_LOUD = flags.DEFINE_float("loud_sigma", 1.0, "Their sigma, in units of RMS(y).")
-_QUIET = flags.DEFINE_float("quiet_sigma", 0.01, "The other rows' sigma, in units of RMS(y).")
-_CHECKPOINT = flags.DEFINE_string("checkpoint", None, "Model (default: the shipped one).")
-_JSON = flags.DEFINE_string("json", None, "Also write the rows as JSON here.")
+def _define_flags() -> None:
+  """Only when the script runs (as runner.py's scripts do): tests import this module beside
+  other experiment scripts that define flags of the same names."""
+  flags.DEFINE_list("datasets", ["feynman_II_27_18", "feynman_III_12_43", "feynman_II_15_4",
+                                 "feynman_III_17_37", "feynman_II_10_9"], "Shipped dataset names.")
+  flags.DEFINE_integer("seed", 0, "Split, noise and search seed.")
+  flags.DEFINE_string("preset", "fast", "Search preset.")
+  flags.DEFINE_float("loud_fraction", 0.2, "Share of rows with the large sigma.")
+  flags.DEFINE_float("loud_sigma", 1.0, "Their sigma, in units of RMS(y).")
+  flags.DEFINE_float("quiet_sigma", 0.01, "The other rows' sigma, in units of RMS(y).")
+  flags.DEFINE_string("checkpoint", None, "Model (default: the shipped one).")
+  flags.DEFINE_string("json", None, "Also write the rows as JSON here.")
 
 
 def noisy_rows(y: np.ndarray, rng: np.random.Generator, loud_fraction: float, loud: float,
@@ -45,23 +47,24 @@ def noisy_rows(y: np.ndarray, rng: np.random.Generator, loud_fraction: float, lo
 
 def main(argv):
   del argv
+  f = flags.FLAGS
   rows = []
   print(f"{'dataset':<22} {'R2 plain':>9} {'R2 wtd':>9} {'C plain':>7} {'C wtd':>6}  "
         f"wtd formula")
-  for name in _DATASETS.value:
+  for name in f.datasets:
     ds = datasets.load_dataset(name)
-    parts = datasets.split(ds.X, ds.y, seed=_SEED.value)
+    parts = datasets.split(ds.X, ds.y, seed=f.seed)
     X = np.concatenate([parts.X_train, parts.X_val])
     y_clean = np.concatenate([parts.y_train, parts.y_val])
-    y, sigma = noisy_rows(y_clean, np.random.default_rng([_SEED.value, 7]),
-                          _LOUD_FRACTION.value, _LOUD.value, _QUIET.value)
-    row = {"dataset": name, "rows": len(y), "seed": _SEED.value, "preset": _PRESET.value,
-           "loud_fraction": _LOUD_FRACTION.value, "loud_sigma": _LOUD.value,
-           "quiet_sigma": _QUIET.value}
+    y, sigma = noisy_rows(y_clean, np.random.default_rng([f.seed, 7]),
+                          f.loud_fraction, f.loud_sigma, f.quiet_sigma)
+    row = {"dataset": name, "rows": len(y), "seed": f.seed, "preset": f.preset,
+           "loud_fraction": f.loud_fraction, "loud_sigma": f.loud_sigma,
+           "quiet_sigma": f.quiet_sigma}
     for label, w in (("plain", None), ("weighted", 1.0 / sigma ** 2)):
       t = time.perf_counter()
-      est = LEERegressor(checkpoint=_CHECKPOINT.value, preset=_PRESET.value,
-                         seed=_SEED.value).fit(X, y, sample_weight=w)
+      est = LEERegressor(checkpoint=f.checkpoint, preset=f.preset,
+                         seed=f.seed).fit(X, y, sample_weight=w)
       row[label] = {"r2_test": est.score(parts.X_test, parts.y_test),
                     "complexity": est.complexity_, "expression": str(est.sympy()),
                     "wall_s": round(time.perf_counter() - t, 1)}
@@ -75,10 +78,11 @@ def main(argv):
     c = [r[label]["complexity"] for r in rows]
     print(f"{label}: mean test R2 (clipped to [-1, 1]) {np.mean(r2):.4f}, median "
           f"{np.median(r2):.4f}, mean complexity {np.mean(c):.1f}")
-  if _JSON.value:
-    with open(_JSON.value, "w") as f:
+  if f.json:
+    with open(f.json, "w") as f:
       json.dump(rows, f, indent=1)
 
 
 if __name__ == "__main__":
+  _define_flags()
   app.run(main)
