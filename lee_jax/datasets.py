@@ -228,10 +228,8 @@ def _dataset_from_text(text: str, delimiter: str, where: str, name: str, group: 
     data = np.stack([_to_float([r[i] for r in rows], header[i], where) for i in idx], axis=1)
   w = None
   if weights:
-    data, w = data[:, :-1], data[:, -1]
-    if not np.all(np.isfinite(w)) or np.any(w < 0) or not np.any(w > 0):
-      raise DataError(f"{where}: weights column {weights!r} must be finite and non-negative, "
-                      "and not all zero")
+    w = check_weights(data[:, -1], len(data), f"{where}: weights column {weights!r}")
+    data = data[:, :-1]
   ds = _make_dataset(name, group, data[:, :-1], data[:, -1], tuple(features), formula, where,
                      target)
   return ds if w is None else dataclasses.replace(ds, weights=w)
@@ -383,6 +381,20 @@ def list_datasets(data_dir: str | os.PathLike | None = None) -> list[DatasetInfo
 
 
 # --- the SRBench protocol ------------------------------------------------------------------
+
+def check_weights(weights, n: int, what: str) -> np.ndarray:
+  """Sample weights as float64 [n]: numbers, one per row, finite, non-negative, not all
+  zero; a one-line DataError about `what` otherwise."""
+  try:
+    w = np.asarray(weights, np.float64)
+  except (TypeError, ValueError):
+    raise DataError(f"{what} must be numbers, one per row") from None
+  if w.shape != (n,):
+    raise DataError(f"{what} has shape {w.shape}; expected ({n},), one per row")
+  if not np.all(np.isfinite(w)) or np.any(w < 0) or not np.any(w > 0):
+    raise DataError(f"{what} must be finite and non-negative, and not all zero")
+  return w
+
 
 def weighted_rows(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None):
   """(X, y, weights) without the rows of weight 0; weights None when they are all equal (the

@@ -60,7 +60,7 @@ class Program:
   n_consts: int  # M constant rows per tree
   used: int  # instructions before padding to the bucket
   # per used instruction: (operator, first lane, end lane) runs of real lanes (host evaluation)
-  runs: tuple = ()
+  runs: tuple
 
   def arrays(self):
     return self.classes, self.lanes, self.args, self.roots, np.int32(self.used)

@@ -200,16 +200,5 @@ class LEERegressor:
 
 
 def _sample_weight(sample_weight, n: int) -> np.ndarray | None:
-  """One finite non-negative weight per row, not all zero, as float64 (None: none). A
-  one-line DataError otherwise."""
-  if sample_weight is None:
-    return None
-  try:
-    w = np.asarray(sample_weight, np.float64)
-  except (TypeError, ValueError):
-    raise datasets.DataError("sample_weight must be numbers, one per row") from None
-  if w.shape != (n,):
-    raise datasets.DataError(f"sample_weight has shape {w.shape}; expected ({n},), one per row")
-  if not np.all(np.isfinite(w)) or np.any(w < 0) or not np.any(w > 0):
-    raise datasets.DataError("sample_weight must be finite and non-negative, and not all zero")
-  return w
+  return None if sample_weight is None else datasets.check_weights(sample_weight, n,
+                                                                   "sample_weight")
