@@ -19,6 +19,7 @@ import dataclasses
 import numpy as np
 import scipy.optimize
 
+from lee_jax import datasets
 from lee_jax import expr as E
 from lee_jax import vocab
 
@@ -95,9 +96,7 @@ def row_weights(weights: np.ndarray | None, n: int) -> np.ndarray | None:
   weighted mean of squares is mean(w * r**2)."""
   if weights is None:
     return None
-  w = np.asarray(weights, np.float64)
-  if w.shape != (n,) or not np.all(np.isfinite(w)) or np.any(w < 0) or not np.any(w > 0):
-    raise ValueError(f"weights must be {n} finite non-negative numbers, not all zero")
+  w = datasets.check_weights(weights, n, "weights")  # a DataError is a ValueError
   return w / w.mean()
 
 

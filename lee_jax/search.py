@@ -338,19 +338,18 @@ class Round:
     z, std = self.z0_rows(self.cfg.n_init)
     self.add(self.decode(z, n_greedy=1, std=std), "init", 0)
     if self.cfg.baselines:
-      fitted = self.fit({("baseline", i): n
-                         for i, n in enumerate(baseline_candidates(self.data.n_vars))})
-      self._score(fitted, "baseline", 0)
-      # Baselines are not decodes: take them back out of the decoded-sequence cache.
-      base = [self.seen.pop(k) for k in [k for k in self.seen if k[0] == "baseline"]]
-      self.floor = [c for c in base if c is not None]
+      self.floor = self._score_apart(baseline_candidates(self.data.n_vars), "baseline")
       self.pool.merge(self.floor)
     if self.data.init_nodes:  # a warm start: earlier answers join the pool as candidates
-      self._score(self.fit({("warm", i): n for i, n in enumerate(self.data.init_nodes)}),
-                  "warm", 0)
-      warm = [self.seen.pop(k) for k in [k for k in self.seen if k[0] == "warm"]]
-      self.pool.merge([c for c in warm if c is not None])
+      self.pool.merge(self._score_apart(self.data.init_nodes, "warm"))
     self.record(0)
+
+  def _score_apart(self, nodes, origin: str) -> list[pool_lib.Candidate]:
+    """Fit and score formulas that are not decodes (baselines, a warm start), keyed
+    (origin, i); they leave the decoded-sequence cache again. Returns the valid ones."""
+    self._score(self.fit({(origin, i): n for i, n in enumerate(nodes)}), origin, 0)
+    out = [self.seen.pop(k) for k in [k for k in self.seen if k[0] == origin]]
+    return [c for c in out if c is not None]
 
   def gradient_segment(self, z: np.ndarray, anchor: np.ndarray, iteration: int) -> np.ndarray:
     with self.timer("descend"):
