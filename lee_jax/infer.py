@@ -23,6 +23,7 @@ from lee_jax import cli
 from lee_jax import configs
 from lee_jax import datasets
 from lee_jax import engine as engine_lib
+from lee_jax import plot_result
 from lee_jax import progress as progress_lib
 from lee_jax import search
 from lee_jax import trial as trial_lib
@@ -69,7 +70,11 @@ _CHECKPOINT = flags.DEFINE_string("checkpoint", None,
                                   "`python -m lee_jax.weights` folder (default: the one shipped "
                                   "with the package).")
 _OUT = flags.DEFINE_string("out", None, "Write the full result as JSON here.")
-_OVERWRITE = flags.DEFINE_bool("overwrite", False, "Allow --out to replace an existing file.")
+_PLOT = flags.DEFINE_string("plot", None,
+                            "Draw the result here (.png, .pdf or .svg): the equation table, the "
+                            "answer against the data, each round's progress. Several trials: "
+                            "NAME_trial1.png, ...")
+_OVERWRITE = flags.DEFINE_bool("overwrite", False, "Allow --out and --plot to replace existing files.")
 _QUIET = flags.DEFINE_bool("quiet", False, "No progress display.")
 
 
@@ -120,6 +125,28 @@ def check_out_path() -> pathlib.Path | None:
   return out
 
 
+def check_plot_paths(trials: int) -> list[pathlib.Path] | None:
+  if _PLOT.value is None:
+    return None
+  try:
+    path = plot_result.check_path(_PLOT.value, _OVERWRITE.value)
+    return [plot_result.check_path(p, _OVERWRITE.value)
+            for p in plot_result.trial_paths(path, trials)]
+  except plot_result.PlotError as e:
+    raise datasets.DataError(f"--plot: {e}") from None
+
+
+def draw(path: pathlib.Path, rep: dict, result, parts: datasets.Split, names) -> None:
+  """The trial's figure: the answer over train and test (validation rows are in the table)."""
+  r2 = "n/a" if rep["r2_test"] is None else f"{rep['r2_test']:.4f}"
+  fig = plot_result.figure(
+      rep["equations"], rep["complexity"], lambda X: trial_lib.predict(result.winner.node, X),
+      {"train": (parts.X_train, parts.y_train), "test": (parts.X_test, parts.y_test)}, names,
+      [r["history"] for r in rep["rounds"]],
+      title=f"{rep['dataset']}: {rep['expression']}  (test R2 {r2})")
+  print(f"plot written to {plot_result.save(fig, path)}")
+
+
 def write_json(path: pathlib.Path, obj: dict) -> None:
   tmp = path.with_name(path.name + ".tmp")
   tmp.write_text(json.dumps(obj, indent=1))
@@ -156,6 +183,7 @@ def main(argv):
   except ValueError as e:
     raise datasets.DataError(f"--{e}") from None
   out_path = check_out_path()
+  plot_paths = check_plot_paths(_TRIALS.value)
   print(datasets.describe(ds))
   first = datasets.split(ds.X, ds.y, seed=_SEED.value, noise=_NOISE.value)
   print(f"split (seed {_SEED.value}, noise {_NOISE.value}): train {len(first.y_train)}, "
@@ -180,6 +208,8 @@ def main(argv):
         **({"weights": _WEIGHTS.value} if _WEIGHTS.value else {})},
         w_test=weights_of(ds, parts.test_index))
     print_trial(rep, ds.feature_names)
+    if plot_paths is not None and rep["found"]:
+      draw(plot_paths[t], rep, result, parts, ds.feature_names)
     reports.append(rep)
     if out_path is not None:  # after every trial, so a long run keeps what it finished
       write_json(out_path, {"dataset": ds.name, "formula": ds.formula, "trials": reports})

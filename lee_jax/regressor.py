@@ -4,6 +4,7 @@
     est = LEERegressor(preset="fast").fit(X, y)
     est.predict(X_new); est.sympy(); est.latex(); est.equations_
     est.predict(X_new, index=0)      # any equation of the Pareto table (0: the simplest)
+    est.plot(X, y, "fit.png")        # the table, the fit and the search in one figure
     est.fit(X, y, sample_weight=w)   # weighted squared error in the fits, weighted R2
     f = est.jax(); f["callable"](X_new, f["parameters"])   # a jit/grad-able JAX function
 
@@ -135,6 +136,7 @@ class LEERegressor:
                                  progress=bar, bundle=bundle, max_time=self.max_time)
     if bar is not None:
       bar.close()
+    self.history_ = [list(r.history) for r in result.rounds]  # per round, for plot()
     self.failures_ = result.failures()
     self.wall_time_ = result.wall_time
     self.timed_out_ = result.timed_out
@@ -191,6 +193,26 @@ class LEERegressor:
   def latex(self, index: int | None = None) -> str:
     import sympy
     return sympy.latex(self.sympy(index))
+
+  def plot(self, X, y, path=None, index: int | None = None):
+    """A figure of the fit (a matplotlib Figure; also written to `path` if given, .png, .pdf
+    or .svg, replacing a file there): the equation table with the chosen formula starred,
+    that formula against (X, y), and each round's best train R2 over the search."""
+    from lee_jax import plot_result
+    node = self._node(index)
+    y = np.asarray(y, np.float64)
+    y_hat = self.predict(X, index)  # checks X's shape
+    if y.shape != y_hat.shape:
+      raise ValueError(f"y has shape {y.shape}; expected ({len(y_hat)},)")
+    X = np.asarray(X, np.float64).reshape(len(y), -1)
+    c = self.complexity_ if index is None else self.equations_[index]["complexity"]
+    fig = plot_result.figure(
+        self.equations_, c, lambda Xq: trial_lib.predict(node, Xq), {"data": (X, y)},
+        list(self.feature_names_in_), self.history_,
+        title=f"{self.sympy(index)}  (R2 {score.r2(y, y_hat):.4f})")
+    if path is not None:
+      plot_result.save(fig, plot_result.check_path(path, overwrite=True))
+    return fig
 
   def jax(self, index: int | None = None) -> dict:
     """{'callable': f, 'parameters': p}: f(X, p) -> y in JAX (jit-, grad-, vmap-able), p the

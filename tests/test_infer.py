@@ -81,8 +81,11 @@ def test_search_with_a_checkpoint_prints_the_answer_and_writes_json(ckpt, tmp_pa
   import json
   out = tmp_path / "r.json"
   r = _infer("--dataset", "strogatz_shearflow1", "--checkpoint", ckpt, "--rounds", "1",
-             "--iters", "5", "--trials", "2", "--out", str(out))
+             "--iters", "5", "--trials", "2", "--out", str(out), "--plot", str(tmp_path / "f.png"))
   assert r.returncode == 0, r.stderr
+  for t in (1, 2):  # one figure per trial
+    assert (tmp_path / f"f_trial{t}.png").read_bytes()[:4] == b"\x89PNG"
+    assert f"plot written to {tmp_path / f'f_trial{t}.png'}" in r.stdout
   assert "best expression:" in r.stdout and "latex:" in r.stdout and "R2 train" in r.stdout
   assert "mean test R2 over 2 trial(s)" in r.stdout
   assert "round 1/1" in r.stderr  # progress
@@ -105,6 +108,8 @@ def test_search_with_a_checkpoint_prints_the_answer_and_writes_json(ckpt, tmp_pa
     (["--latent_noise", "-1"], "latent_noise must be >= 0"),
     (["--max_time", "0"], "max_time must be > 0"),
     (["--overlap", "--simplify_helpers", "0"], "overlap needs simplify_helpers"),
+    (["--plot", "fit.jpg"], "plot format"),
+    (["--plot", "/nonexistent/fit.png"], "does not exist"),
 ])
 def test_bad_search_flags_are_one_line_and_exit_2(args, needle):
   r = _infer("--dataset", "strogatz_lv1", *args)

@@ -60,6 +60,23 @@ def test_pareto_table_index_and_jax_export(fitted):
                              rtol=1e-9, atol=1e-9)
 
 
+def test_plot_draws_the_fit_and_writes_it(fitted, tmp_path):
+  est, X, y = fitted
+  fig = est.plot(X, y, tmp_path / "fit.png")
+  assert (tmp_path / "fit.png").read_bytes()[:4] == b"\x89PNG"
+  ax_eq, ax_fit, ax_run = fig.axes
+  assert len(ax_eq.lines[0].get_xdata()) == len(est.equations_)
+  np.testing.assert_allclose(ax_fit.collections[0].get_offsets()[:, 1], est.predict(X))
+  assert len(ax_run.lines) == len(est.history_) == 1  # one round
+  fig0 = est.plot(X, y, index=0)  # any row of the table; the star moves to it
+  star = [l for l in fig0.axes[0].lines if l.get_marker() == "*"]
+  assert star[0].get_xdata()[0] == est.equations_[0]["complexity"]
+  with pytest.raises(ValueError, match="shape"):
+    est.plot(X, y[:-1])
+  with pytest.raises(ValueError, match="format"):
+    est.plot(X, y, tmp_path / "fit.jpg")
+
+
 def test_clone_and_pickle_round_trip(fitted):
   sklearn_base = pytest.importorskip("sklearn.base")
   est, X, _ = fitted

@@ -1,0 +1,155 @@
+"""A search result as one figure: the equation table, the fit, and the search's progress.
+
+Written by `python -m lee_jax.infer ... --plot fit.png` and `LEERegressor.plot(X, y)`.
+Three panels: (1) the Pareto table (validation error against complexity, the answer
+starred, each point labelled with its formula); (2) the answer against the data: the curve
+over the data for one feature, predicted against true otherwise; (3) every round's best
+train R2 over its iterations.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import re
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+FORMATS = (".png", ".pdf", ".svg")
+_FLOOR = 1e-16  # 1 - R2 is drawn on a log axis; an exact fit sits on this floor
+_FOLD_COLORS = {"train": "0.6", "val": "C0", "test": "C3"}
+
+
+class PlotError(ValueError):
+  pass
+
+
+def check_path(path: str | os.PathLike, overwrite: bool = False) -> pathlib.Path:
+  """A figure path that can be written: a known format, an existing folder, and no file
+  there unless `overwrite`."""
+  p = pathlib.Path(path)
+  if p.suffix.lower() not in FORMATS:
+    raise PlotError(f"{p}: plot format must be one of {', '.join(FORMATS)}")
+  if not p.absolute().parent.is_dir():
+    raise PlotError(f"directory {p.absolute().parent} does not exist")
+  if p.exists() and not overwrite:
+    raise PlotError(f"{p} exists; pass --overwrite to replace it")
+  return p
+
+
+def trial_paths(path: pathlib.Path, trials: int) -> list[pathlib.Path]:
+  """One figure per trial: `fit.png` for one trial, `fit_trial1.png`, ... for several."""
+  if trials == 1:
+    return [path]
+  return [path.with_name(f"{path.stem}_trial{t + 1}{path.suffix}") for t in range(trials)]
+
+
+def _error(r2) -> float:
+  """1 - R2, floored for the log axis (None / NaN -> NaN, not drawn)."""
+  r2 = np.nan if r2 is None else float(r2)
+  return max(1.0 - r2, _FLOOR) if np.isfinite(r2) else np.nan
+
+
+_NUMBER = re.compile(r"\d+\.\d+(?:e[-+]?\d+)?")
+
+
+def _short(text: str, width: int = 36) -> str:
+  """A table formula as a label: constants at 4 significant figures, at most `width` chars."""
+  text = _NUMBER.sub(lambda m: f"{float(m.group(0)):.4g}", text)
+  return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def figure(equations: Sequence[Mapping], best_complexity: int | None,
+           predict: Callable[[np.ndarray], np.ndarray],
+           folds: Mapping[str, tuple[np.ndarray, np.ndarray]], names: Sequence[str],
+           histories: Sequence[Sequence[Sequence[float]]] = (), title: str = ""):
+  """The three-panel figure (a matplotlib Figure; the caller saves or shows it).
+
+  equations: the Pareto table ({'complexity', 'r2_val', 'expression'}, simplest first);
+  best_complexity: the answer's complexity (starred); predict: X -> the answer's y_hat;
+  folds: name -> (X, y), drawn in this order; histories: per round, (iteration, champion
+  score, best train R2) rows.
+  """
+  # A bare Figure, not pyplot: no backend or window is chosen for the caller, nothing global
+  # is left open, and notebooks still display it.
+  from matplotlib.figure import Figure
+  from matplotlib.ticker import MaxNLocator
+
+  if not folds:
+    raise PlotError("nothing to plot: no data folds given")
+  fig = Figure(figsize=(15, 4.4))
+  ax_eq, ax_fit, ax_run = fig.subplots(1, 3)
+
+  # (1) The equation table: accuracy bought by each step of complexity.
+  cs = [e["complexity"] for e in equations]
+  errs = [_error(e["r2_val"]) for e in equations]
+  ax_eq.plot(cs, errs, "o-", color="C0", ms=4, lw=1)
+  mid = (min(cs) + max(cs)) / 2 if cs else 0
+  for c, err, e in zip(cs, errs, equations):
+    if np.isfinite(err):  # labels point inwards, so none runs off the panel
+      right = c > mid
+      ax_eq.annotate(_short(e["expression"]), (c, err), fontsize=6,
+                     xytext=(-4 if right else 4, 3), textcoords="offset points",
+                     ha="right" if right else "left")
+  best = [(c, err) for c, err in zip(cs, errs) if c == best_complexity]
+  if best:
+    ax_eq.plot(*best[0], "*", color="C3", ms=14, zorder=3, label="answer")
+    ax_eq.legend(fontsize=7, loc="lower left")
+  ax_eq.set_yscale("log")
+  ax_eq.xaxis.set_major_locator(MaxNLocator(integer=True))
+  ax_eq.set(xlabel="complexity (simplified nodes)", ylabel="1 - validation $R^2$",
+            title="equations (best at each complexity)")
+
+  # (2) The answer against the data.
+  X0 = next(iter(folds.values()))[0]
+  one_feature = np.asarray(X0).reshape(len(X0), -1).shape[1] == 1
+  if one_feature:
+    xs = np.concatenate([np.asarray(X).reshape(-1) for X, _ in folds.values()])
+    grid = np.linspace(xs.min(), xs.max(), 512)
+    with np.errstate(all="ignore"):
+      curve = np.asarray(predict(grid[:, None]), np.float64)
+    for name, (X, y) in folds.items():
+      ax_fit.scatter(np.asarray(X).reshape(-1), y, s=8, alpha=0.7,
+                     color=_FOLD_COLORS.get(name), label=name)
+    ax_fit.plot(grid, np.where(np.isfinite(curve), curve, np.nan), color="k", lw=1.2,
+                label="formula")
+    ax_fit.set(xlabel=names[0], ylabel="y", title="formula over the data")
+  else:
+    lo, hi = np.inf, -np.inf
+    for name, (X, y) in folds.items():
+      with np.errstate(all="ignore"):
+        y_hat = np.asarray(predict(np.asarray(X, np.float64)), np.float64)
+      ax_fit.scatter(y, y_hat, s=8, alpha=0.7, color=_FOLD_COLORS.get(name), label=name)
+      lo, hi = min(lo, np.min(y)), max(hi, np.max(y))
+    ax_fit.plot([lo, hi], [lo, hi], color="k", lw=0.8, ls="--", label="y = $\\hat{y}$")
+    ax_fit.set(xlabel="true y", ylabel="predicted y", title="predicted against true")
+    ax_fit.set_ylim(lo - 0.1 * (hi - lo), hi + 0.1 * (hi - lo))  # a pole does not squash it
+  ax_fit.legend(fontsize=7)
+
+  # (3) How each round's search got there.
+  for i, h in enumerate(histories):
+    rows = [(it, _error(r2)) for it, _, r2 in h]
+    if rows:
+      ax_run.plot([r[0] for r in rows], [r[1] for r in rows], lw=1, label=f"round {i + 1}")
+  ax_run.set_yscale("log")
+  ax_run.set(xlabel="iteration", ylabel="1 - best train $R^2$", title="search, per round")
+  if histories and len(histories) <= 10:
+    ax_run.legend(fontsize=6, ncol=2)
+
+  for ax in (ax_eq, ax_fit, ax_run):
+    ax.grid(alpha=0.3, which="both")
+    ax.tick_params(labelsize=7)
+  if title:
+    fig.suptitle(title, fontsize=10)
+  fig.tight_layout()
+  return fig
+
+
+def save(fig, path: str | os.PathLike) -> pathlib.Path:
+  """Write atomically: a killed run never leaves half a figure."""
+  path = pathlib.Path(path)
+  tmp = path.with_name(path.name + ".tmp")
+  fig.savefig(tmp, dpi=150, format=path.suffix.lstrip(".").lower())
+  os.replace(tmp, path)
+  return path

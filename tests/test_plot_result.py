@@ -1,0 +1,73 @@
+import numpy as np
+import pytest
+
+from lee_jax import plot_result
+
+EQUATIONS = [{"complexity": 1, "r2_val": 0.0, "expression": "3.14159265358979"},
+             {"complexity": 4, "r2_val": 0.9, "expression": "2.00000012345*x + 0.5"},
+             {"complexity": 7, "r2_val": 1.0, "expression": "2*x + sin(x)"}]
+HISTORY = [[(0, 0.5, 0.9), (25, 0.9, 0.99)], [(0, 0.2, 0.3), (25, 1.0, 1.0)]]
+
+
+def _fig(X, y, histories=HISTORY, best=4):
+  def f(Xq):
+    return 2 * Xq[:, 0] + np.sin(Xq[:, 0])
+  return plot_result.figure(EQUATIONS, best, f, {"train": (X, y), "test": (X[:5], y[:5])},
+                            ["x"] if X.shape[1] == 1 else ["x", "z"], histories, title="t")
+
+
+def test_one_feature_draws_the_formula_over_the_data_and_stars_the_answer():
+  X = np.linspace(-3, 3, 40)[:, None]
+  y = 2 * X[:, 0] + np.sin(X[:, 0])
+  fig = _fig(X, y)
+  ax_eq, ax_fit, ax_run = fig.axes
+  star = [l for l in ax_eq.lines if l.get_marker() == "*"]
+  assert len(star) == 1 and star[0].get_xdata()[0] == 4
+  np.testing.assert_allclose(star[0].get_ydata()[0], 0.1)  # 1 - R2 = 1 - 0.9
+  # The exact fit sits on the log axis' floor instead of vanishing at 1 - R2 = 0.
+  table = ax_eq.lines[0].get_ydata()
+  assert table[-1] == plot_result._FLOOR and np.all(np.isfinite(table))
+  curve = [l for l in ax_fit.lines if len(l.get_xdata()) == 512]
+  assert len(curve) == 1
+  np.testing.assert_allclose(curve[0].get_xdata()[[0, -1]], [-3, 3])
+  assert len(ax_fit.collections) == 2  # train and test points
+  assert len(ax_run.lines) == 2  # one curve per round
+  labels = [t.get_text() for t in ax_eq.texts]
+  assert "2*x + 0.5" in labels and "3.142" in labels  # constants at 4 significant figures
+
+
+def test_several_features_draw_predicted_against_true(tmp_path):
+  rng = np.random.default_rng(0)
+  X = rng.uniform(-2, 2, (50, 2))
+  y = 2 * X[:, 0] + np.sin(X[:, 0])
+  fig = _fig(X, y, histories=(), best=99)  # no star when the answer is not in the table
+  ax_eq, ax_fit, _ = fig.axes
+  assert not [l for l in ax_eq.lines if l.get_marker() == "*"]
+  pts = ax_fit.collections[0].get_offsets()
+  np.testing.assert_allclose(pts[:, 1], pts[:, 0])  # a perfect formula lies on the diagonal
+  path = plot_result.save(fig, tmp_path / "f.svg")
+  assert path.read_text().lstrip().startswith("<?xml") and not list(tmp_path.glob("*.tmp"))
+
+
+def test_a_formula_that_fails_on_some_points_still_draws(tmp_path):
+  X = np.linspace(-1, 1, 21)[:, None]  # 1/x is inf at x = 0
+  fig = plot_result.figure(EQUATIONS[:1], 1, lambda Xq: 1 / Xq[:, 0], {"data": (X, X[:, 0])},
+                           ["x"])
+  path = plot_result.save(fig, plot_result.check_path(tmp_path / "f.png"))
+  assert path.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_paths_are_checked_before_anything_runs(tmp_path):
+  with pytest.raises(plot_result.PlotError, match="format"):
+    plot_result.check_path(tmp_path / "f.jpg")
+  with pytest.raises(plot_result.PlotError, match="does not exist"):
+    plot_result.check_path(tmp_path / "no" / "f.png")
+  (tmp_path / "f.png").write_bytes(b"keep")
+  with pytest.raises(plot_result.PlotError, match="--overwrite"):
+    plot_result.check_path(tmp_path / "f.png")
+  assert plot_result.check_path(tmp_path / "f.png", overwrite=True) == tmp_path / "f.png"
+  assert plot_result.trial_paths(tmp_path / "f.png", 1) == [tmp_path / "f.png"]
+  assert [p.name for p in plot_result.trial_paths(tmp_path / "f.pdf", 2)] == [
+      "f_trial1.pdf", "f_trial2.pdf"]
+  with pytest.raises(plot_result.PlotError, match="no data"):
+    plot_result.figure(EQUATIONS, 1, lambda Xq: Xq[:, 0], {}, ["x"])
