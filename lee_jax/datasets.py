@@ -34,6 +34,7 @@ import numpy as np
 
 from lee_jax import cli
 from lee_jax import expr as expr_lib
+from lee_jax import feature_selection
 from lee_jax import vocab
 
 GROUPS = ("strogatz", "feynman", "blackbox", "user")
@@ -59,6 +60,9 @@ class Dataset:
   feature_names: tuple[str, ...]
   formula: str | None = None  # ground truth over feature_names, SymPy syntax, where known
   weights: np.ndarray | None = None  # float64 [N] sample weights (a user table's --weights)
+  # After select_k_best dropped columns: every input column's name, and the kept ones' indices.
+  input_names: tuple[str, ...] | None = None
+  selected: tuple[int, ...] | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -191,7 +195,8 @@ def _to_float(values: list[str], column: str, where: str) -> np.ndarray:
 
 def _dataset_from_text(text: str, delimiter: str, where: str, name: str, group: str,
                        target: str, features: Sequence[str] | None,
-                       formula: str | None, weights: str | None = None) -> Dataset:
+                       formula: str | None, weights: str | None = None,
+                       select_k_best: int | None = None) -> Dataset:
   rows = [r for r in csv.reader(io.StringIO(text), delimiter=delimiter) if r]
   if not rows:
     raise DataError(f"{where} is empty")
@@ -215,10 +220,9 @@ def _dataset_from_text(text: str, delimiter: str, where: str, name: str, group: 
                     f"columns are: {', '.join(header)}")
   if not features:
     raise DataError(f"{where}: no feature columns besides the target {target!r}")
-  if len(features) > MAX_FEATURES:
-    raise DataError(f"{where} has {len(features)} features but LEE's vocabulary has "
-                    f"{MAX_FEATURES} variables; select at most {MAX_FEATURES} (e.g. those most "
-                    f"correlated with the target) with --features a,b,c")
+  if select_k_best is None:
+    check_feature_count(len(features), where, "with --features a,b,c, or let --select_k_best K "
+                        "choose them")
   if len(rows) < MIN_ROWS:
     raise DataError(f"{where} has {len(rows)} rows; at least {MIN_ROWS} are needed")
   idx = [header.index(c) for c in (*features, target, *([weights] if weights else []))]
@@ -232,7 +236,34 @@ def _dataset_from_text(text: str, delimiter: str, where: str, name: str, group: 
     data = data[:, :-1]
   ds = _make_dataset(name, group, data[:, :-1], data[:, -1], tuple(features), formula, where,
                      target)
-  return ds if w is None else dataclasses.replace(ds, weights=w)
+  ds = ds if w is None else dataclasses.replace(ds, weights=w)
+  return ds if select_k_best is None else select_columns(ds, select_k_best)
+
+
+def check_feature_count(n: int, where: str, how: str) -> None:
+  if n > MAX_FEATURES:
+    raise DataError(f"{where} has {n} features but LEE's vocabulary has {MAX_FEATURES} "
+                    f"variables; select at most {MAX_FEATURES} {how}")
+
+
+def check_select_k_best(k) -> None:
+  if k is not None and (isinstance(k, bool) or not isinstance(k, (int, np.integer))
+                        or not 1 <= k <= MAX_FEATURES):
+    raise DataError(f"select_k_best must be an integer from 1 to {MAX_FEATURES} (LEE's "
+                    f"variables), got {k!r}")
+
+
+def select_columns(ds: Dataset, k: int, seed: int = 0) -> Dataset:
+  """ds with its k most informative columns (feature_selection; in their input order), or ds
+  itself when it has at most k. `input_names` and `selected` say what was kept."""
+  check_select_k_best(k)
+  if ds.X.shape[1] <= k:
+    return ds
+  keep = tuple(sorted(feature_selection.select_features(ds.X, ds.y, k, seed)))
+  X = np.ascontiguousarray(ds.X[:, keep])
+  X.flags.writeable = False
+  return dataclasses.replace(ds, X=X, feature_names=tuple(ds.feature_names[i] for i in keep),
+                             input_names=ds.feature_names, selected=keep)
 
 
 def _make_dataset(name, group, X, y, feature_names, formula, where, target="target") -> Dataset:
@@ -259,12 +290,16 @@ _DELIMITERS = {".csv": ",", ".csv.gz": ",", ".tsv": "\t", ".tsv.gz": "\t"}
 
 
 def load_table(path: str | os.PathLike, target: str = "target",
-               features: Sequence[str] | None = None, weights: str | None = None) -> Dataset:
+               features: Sequence[str] | None = None, weights: str | None = None,
+               select_k_best: int | None = None) -> Dataset:
   """A user's CSV/TSV (optionally .gz) with a header row -> Dataset (group 'user').
 
   `features` picks and orders the input columns (default: all but the target and the
-  weights); `weights` names a column of sample weights (finite, non-negative).
+  weights); `weights` names a column of sample weights (finite, non-negative);
+  `select_k_best` keeps that many of them (`select_columns`), so a table may have more
+  than LEE's 10.
   """
+  check_select_k_best(select_k_best)
   p = pathlib.Path(path)
   suffix = next((s for s in sorted(_DELIMITERS, key=len, reverse=True) if p.name.endswith(s)),
                 None)
@@ -273,15 +308,19 @@ def load_table(path: str | os.PathLike, target: str = "target",
   if not p.is_file():
     raise DataError(f"{p}: no such file")
   return _dataset_from_text(_read_text(p), _DELIMITERS[suffix], str(p),
-                            p.name.removesuffix(suffix), "user", target, features, None, weights)
+                            p.name.removesuffix(suffix), "user", target, features, None, weights,
+                            select_k_best)
 
 
-def from_arrays(X, y, feature_names: Sequence[str] | None = None, name: str = "data") -> Dataset:
+def from_arrays(X, y, feature_names: Sequence[str] | None = None, name: str = "data",
+                select_k_best: int | None = None, seed: int = 0) -> Dataset:
   """In-memory X [N, k] and y [N] (anything array-like and numeric) -> a validated Dataset.
 
-  The same checks as a table: at most 10 features, at least 10 rows, finite values, a
-  non-constant target. Integer and bool columns are read as floats.
+  The same checks as a table: at most 10 features (unless `select_k_best` keeps that many,
+  `select_columns` with `seed`), at least 10 rows, finite values, a non-constant target.
+  Integer and bool columns are read as floats.
   """
+  check_select_k_best(select_k_best)
   try:
     X = np.array(X, dtype=np.float64)  # a copy: the Dataset's arrays become read-only
     y = np.array(y, dtype=np.float64)
@@ -302,13 +341,12 @@ def from_arrays(X, y, feature_names: Sequence[str] | None = None, name: str = "d
     raise DataError(f"{name}: {len(names)} feature names for {X.shape[1]} columns")
   if X.shape[1] == 0:
     raise DataError(f"{name}: X has no feature columns")
-  if X.shape[1] > MAX_FEATURES:
-    raise DataError(f"{name} has {X.shape[1]} features but LEE's vocabulary has {MAX_FEATURES} "
-                    f"variables; select at most {MAX_FEATURES} columns (e.g. those most "
-                    "correlated with the target)")
+  if select_k_best is None:
+    check_feature_count(X.shape[1], name, "columns, or let select_k_best=K choose them")
   if len(y) < MIN_ROWS:
     raise DataError(f"{name} has {len(y)} rows; at least {MIN_ROWS} are needed")
-  return _make_dataset(name, "user", X, y, names, None, name)
+  ds = _make_dataset(name, "user", X, y, names, None, name)
+  return ds if select_k_best is None else select_columns(ds, select_k_best, seed)
 
 
 # --- Feynman regeneration ------------------------------------------------------------------
@@ -459,6 +497,10 @@ def describe(ds: Dataset) -> str:
   """A dataset's size, formula and per-column min/mean/max/std."""
   lines = [f"{ds.name}  ({ds.group}, {len(ds.y)} rows, {len(ds.feature_names)} features)",
            f"formula: {ds.formula or '-'}"]
+  if ds.selected is not None:
+    dropped = [n for i, n in enumerate(ds.input_names) if i not in ds.selected]
+    lines.append(f"select_k_best kept {len(ds.selected)} of {len(ds.input_names)} columns; "
+                 f"dropped: {', '.join(dropped)}")
   cols = list(zip((*ds.feature_names, "target"), (*ds.X.T, ds.y)))
   w = max(6, *(len(c) for c, _ in cols))
   lines.append(f"{'column':<{w}}  " + "  ".join(f"{s:>12}" for s in ("min", "mean", "max", "std")))

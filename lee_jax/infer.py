@@ -36,6 +36,10 @@ _FEATURES = flags.DEFINE_list("features", None, "Feature columns of --data (defa
 _WEIGHTS = flags.DEFINE_string("weights", None,
                                "Sample-weight column of --data (finite, >= 0): weighted squared "
                                "error in the fits, weighted R2 in the search and the report.")
+_SELECT = flags.DEFINE_integer("select_k_best", None,
+                               "Keep this many feature columns (1-10), chosen by how well they "
+                               "predict the target together (nearest-neighbour, leave-one-out), "
+                               "as PySR's select_k_best; needed for tables with more than 10.")
 _DATA_DIR = flags.DEFINE_string("data_dir", None, "PMLB-layout directory searched before the shipped data.")
 _NOISE = flags.DEFINE_float("noise", 0.0, "Target noise level eps: sigma = eps * RMS(y_train).")
 _SEED = flags.DEFINE_integer("seed", 0, "Base seed: trial t uses seed + 1000 t (split and search).")
@@ -82,12 +86,15 @@ def load_input() -> datasets.Dataset:
   if (_DATASET.value is None) == (_DATA.value is None):
     raise datasets.DataError("pass exactly one of --dataset NAME or --data FILE")
   if _DATA.value is not None:
-    ds = datasets.load_table(_DATA.value, _TARGET.value, _FEATURES.value, _WEIGHTS.value)
+    ds = datasets.load_table(_DATA.value, _TARGET.value, _FEATURES.value, _WEIGHTS.value,
+                             _SELECT.value)
     X, y, w = datasets.weighted_rows(ds.X, ds.y, ds.weights)  # rows of weight 0 leave
     return dataclasses.replace(ds, X=X, y=y, weights=w)
   if _WEIGHTS.value is not None:
     raise datasets.DataError("--weights names a column of a --data table")
-  return datasets.load_dataset(_DATASET.value, _DATA_DIR.value)
+  datasets.check_select_k_best(_SELECT.value)
+  ds = datasets.load_dataset(_DATASET.value, _DATA_DIR.value)
+  return ds if _SELECT.value is None else datasets.select_columns(ds, _SELECT.value)
 
 
 def weights_of(ds: datasets.Dataset, rows: np.ndarray) -> np.ndarray | None:

@@ -47,6 +47,9 @@ class LEERegressor:
     max_time: seconds for the search (None: no limit); past it the search answers from what it
       has found (the first round's initial pool at least), so results depend on machine speed.
     val_fraction: share of the rows held out for validation.
+    select_k_best: keep this many columns of X (1-10; PySR's name), chosen by how well they
+      predict y together (lee_jax/feature_selection.py); needed when X has more than 10.
+      predict() still takes every column; `selected_features_` lists the kept ones.
     warm_start: refit starts from the previous fit's Pareto formulas (PySR's warm_start):
       they join every round's initial pool, refitted to the new data, and compete there.
     seed: split and search seed.
@@ -58,7 +61,8 @@ class LEERegressor:
                workers: int | None = None, pool_size: int | None = None,
                fitter: str | None = None, latent_noise: float | None = None,
                max_time: float | None = None, val_fraction: float = 0.2,
-               warm_start: bool = False, seed: int = 0, verbose: bool = False):
+               select_k_best: int | None = None, warm_start: bool = False, seed: int = 0,
+               verbose: bool = False):
     self.checkpoint = checkpoint
     self.preset = preset
     self.mode = mode
@@ -70,6 +74,7 @@ class LEERegressor:
     self.latent_noise = latent_noise
     self.max_time = max_time
     self.val_fraction = val_fraction
+    self.select_k_best = select_k_best
     self.warm_start = warm_start
     self.seed = seed
     self.verbose = verbose
@@ -117,7 +122,10 @@ class LEERegressor:
     by weighted R2; rows of weight 0 are left out."""
     names = getattr(X, "columns", None)
     names = [str(c) for c in names] if names is not None else None
-    ds = datasets.from_arrays(X, y, names, name="LEERegressor.fit input")
+    ds = datasets.from_arrays(X, y, names, name="LEERegressor.fit input",
+                              select_k_best=self.select_k_best, seed=self.seed)
+    all_names = ds.input_names or ds.feature_names
+    selected = list(range(len(all_names))) if ds.selected is None else list(ds.selected)
     cfg = self.search_config()
     if not 0 < self.val_fraction < 1:
       raise ValueError(f"val_fraction must be in (0, 1), got {self.val_fraction}")
@@ -126,7 +134,8 @@ class LEERegressor:
     n_val = max(1, int(round(self.val_fraction * len(y))))
     val, train = perm[:n_val], np.sort(perm[n_val:])
     warm = (tuple(self.equation_nodes_) if self.warm_start and hasattr(self, "equation_nodes_")
-            and self.n_features_in_ == X.shape[1] else ())
+            and self.n_features_in_ == len(all_names) and self.selected_features_ == selected
+            else ())
     data = search.SearchData(X[train], y[train], X[val], y[val],
                              None if w is None else w[train], None if w is None else w[val],
                              init_nodes=warm)
@@ -143,8 +152,9 @@ class LEERegressor:
     if result.winner is None:
       raise RuntimeError(f"no valid expression found (failures: {self.failures_}); try more "
                          "iterations or another checkpoint")
-    self.feature_names_in_ = np.asarray(ds.feature_names, dtype=object)
-    self.n_features_in_ = ds.X.shape[1]
+    self.feature_names_in_ = np.asarray(all_names, dtype=object)
+    self.n_features_in_ = len(all_names)
+    self.selected_features_ = selected  # the columns of X the formulas read, as x0, x1, ...
     self.best_node_ = result.winner.node  # full-precision constants
     self.best_prefix_ = " ".join(E.to_prefix(result.winner.node))
     self.complexity_ = result.winner.complexity
@@ -178,7 +188,7 @@ class LEERegressor:
       X = X[:, None]
     if X.ndim != 2 or X.shape[1] != self.n_features_in_:
       raise ValueError(f"X has shape {X.shape}; expected [n_rows, {self.n_features_in_}]")
-    return trial_lib.predict(node, X)
+    return trial_lib.predict(node, X[:, self.selected_features_])
 
   def score(self, X, y, sample_weight=None) -> float:
     """R2 on (X, y) (weighted by sample_weight if given), as sklearn regressors do."""
@@ -188,7 +198,8 @@ class LEERegressor:
   def sympy(self, index: int | None = None, digits: int | None = 4):
     """The best expression (or equations_[index]) simplified in SymPy over the feature names,
     constants at `digits` significant figures (None: full precision)."""
-    return trial_lib.sympy_of(self._node(index), list(self.feature_names_in_), digits)
+    names = [self.feature_names_in_[i] for i in self.selected_features_]
+    return trial_lib.sympy_of(self._node(index), names, digits)
 
   def latex(self, index: int | None = None) -> str:
     import sympy
@@ -199,7 +210,6 @@ class LEERegressor:
     or .svg, replacing a file there): the equation table with the chosen formula starred,
     that formula against (X, y), and each round's best train R2 over the search."""
     from lee_jax import plot_result
-    node = self._node(index)
     y = np.asarray(y, np.float64)
     y_hat = self.predict(X, index)  # checks X's shape
     if y.shape != y_hat.shape:
@@ -207,7 +217,7 @@ class LEERegressor:
     X = np.asarray(X, np.float64).reshape(len(y), -1)
     c = self.complexity_ if index is None else self.equations_[index]["complexity"]
     fig = plot_result.figure(
-        self.equations_, c, lambda Xq: trial_lib.predict(node, Xq), {"data": (X, y)},
+        self.equations_, c, lambda Xq: self.predict(Xq, index), {"data": (X, y)},
         list(self.feature_names_in_), self.history_,
         title=f"{self.sympy(index)}  (R2 {score.r2(y, y_hat):.4f})")
     if path is not None:
@@ -218,6 +228,9 @@ class LEERegressor:
     """{'callable': f, 'parameters': p}: f(X, p) -> y in JAX (jit-, grad-, vmap-able), p the
     fitted constants in prefix order, as PySR's jax(). Agrees with predict where finite."""
     f, params = evaluate.jax_function(self._node(index))
+    if self.selected_features_ != list(range(self.n_features_in_)):
+      cols, of_kept = np.asarray(self.selected_features_), f
+      f = lambda X, p: of_kept(X[:, cols], p)  # noqa: E731  (X with every input column)
     return {"callable": f, "parameters": params}
 
 

@@ -196,7 +196,7 @@ def test_load_table_ok(tmp_path):
     (["a", "y"], [["inf" if i == 0 else i, i] for i in range(20)], "y", r"1 of 20 rows"),
     (["a", "y"], [[i, i] for i in range(5)], "y", r"5 rows; at least 10"),
     ([f"f{i}" for i in range(11)] + ["y"], [list(range(i, i + 12)) for i in range(20)], "y",
-     r"11 features but LEE's vocabulary has 10 variables.*--features"),
+     r"11 features but LEE's vocabulary has 10 variables.*--features.*--select_k_best"),
     (["a", "a", "y"], [[i, i, i] for i in range(20)], "y", r"duplicate column names: a"),
     (["a", "y"], [[i, 4] for i in range(20)], "y", r"target is constant"),
     (["a", "y"], [[i, 1e300 * (i + 1)] for i in range(20)], "y",
@@ -286,3 +286,23 @@ def test_weighted_rows_drops_zero_weights_and_forgets_equal_ones():
   assert D.weighted_rows(X, y, None)[2] is None
   with pytest.raises(D.DataError, match="at least 10"):
     D.weighted_rows(X, y, np.r_[np.ones(9), np.zeros(11)])
+
+
+def test_select_k_best_keeps_the_informative_columns_of_a_wide_table(tmp_path):
+  rng = np.random.default_rng(0)
+  X = rng.uniform(-3, 3, (300, 13))
+  y = 2 * X[:, 2] + np.sin(2 * X[:, 9])
+  p = _csv(tmp_path, [f"f{i}" for i in range(13)] + ["y"], np.c_[X, y].tolist())
+  ds = D.load_table(p, "y", select_k_best=2)
+  assert ds.feature_names == ("f2", "f9") and ds.selected == (2, 9)
+  assert ds.input_names == tuple(f"f{i}" for i in range(13)) and not ds.X.flags.writeable
+  np.testing.assert_array_equal(ds.X, X[:, [2, 9]])
+  assert "select_k_best kept 2 of 13 columns; dropped: f0, f1, f3" in D.describe(ds)
+  same = D.from_arrays(X, y, select_k_best=2)
+  assert same.selected == (2, 9) and same.feature_names == ("x2", "x9")
+  assert D.from_arrays(X[:, :5], y, select_k_best=5).selected is None  # nothing to drop
+  for k in (0, 11, 2.0, True):
+    with pytest.raises(D.DataError, match="select_k_best must be an integer from 1 to 10"):
+      D.from_arrays(X, y, select_k_best=k)
+  with pytest.raises(D.DataError, match="13 features.*select_k_best=K"):
+    D.from_arrays(X, y)

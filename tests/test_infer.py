@@ -56,6 +56,22 @@ def test_user_table_with_a_weights_column(tmp_path):
   assert bad.returncode == 2 and "non-negative" in bad.stderr and bad.stderr.count("\n") == 1
 
 
+@pytest.mark.slow
+def test_select_k_best_searches_a_wide_table(tmp_path):
+  import numpy as np
+  X = np.random.default_rng(0).uniform(-3, 3, (60, 12))
+  rows = np.c_[X, 3 * X[:, 7] - 2]
+  path = _table(tmp_path, [f"f{i}" for i in range(12)] + ["y"], rows.tolist())
+  r = _infer("--data", path, "--target", "y", "--select_k_best", "2", *SHORT)
+  assert r.returncode == 0, r.stderr
+  assert "select_k_best kept 2 of 12 columns" in r.stdout and "2 features" in r.stdout
+  assert "f7" in r.stdout.split("best expression:")[1].splitlines()[0]
+  bad = _infer("--data", path, "--target", "y", *SHORT)
+  assert bad.returncode == 2 and "--select_k_best" in bad.stderr
+  bad = _infer("--dataset", "strogatz_lv1", "--select_k_best", "11", *SHORT)
+  assert bad.returncode == 2 and "from 1 to 10" in bad.stderr and bad.stderr.count("\n") == 1
+
+
 @pytest.mark.parametrize("args,needle", [
     (["--dataset", "strogatz_shearflw1"], "strogatz_shearflow1"),
     (["--dataset", "strogatz_lv1", "--data", "x.csv"], "exactly one"),

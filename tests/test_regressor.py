@@ -77,6 +77,29 @@ def test_plot_draws_the_fit_and_writes_it(fitted, tmp_path):
     est.plot(X, y, tmp_path / "fit.jpg")
 
 
+@pytest.mark.slow
+def test_select_k_best_fits_a_wide_table_and_predicts_from_every_column(ckpt):
+  import jax
+  rng = np.random.default_rng(1)
+  X = rng.uniform(-3, 3, (300, 12))
+  y = 2 * X[:, 4] + 1
+  names = [f"c{i}" for i in range(12)]
+  frame = type("Frame", (), {"columns": names, "__array__": lambda self, *a, **k: X})()
+  est = LEERegressor(checkpoint=ckpt, rounds=1, iterations=5, seed=3, select_k_best=3)
+  est.fit(frame, y)
+  assert est.n_features_in_ == 12 and list(est.feature_names_in_) == names
+  assert len(est.selected_features_) == 3 and 4 in est.selected_features_
+  assert est.score(X, y) > 0.99  # the linear baseline on c4
+  assert {str(v) for v in est.sympy().free_symbols} <= {names[i] for i in est.selected_features_}
+  f = est.jax()
+  np.testing.assert_allclose(jax.jit(f["callable"])(X, f["parameters"]), est.predict(X),
+                             rtol=1e-4, atol=1e-4)
+  with pytest.raises(ValueError, match=r"expected \[n_rows, 12\]"):
+    est.predict(X[:, est.selected_features_])
+  with pytest.raises(datasets.DataError, match="select_k_best=K"):
+    LEERegressor(checkpoint=ckpt).fit(X, y)
+
+
 def test_clone_and_pickle_round_trip(fitted):
   sklearn_base = pytest.importorskip("sklearn.base")
   est, X, _ = fitted

@@ -21,6 +21,7 @@ def fitted(tmp_path_factory):
 def test_the_names_srbench_imports(fitted):
   est, X, _ = fitted
   assert srbench_method.est.get_params()["preset"] == "paper"
+  assert srbench_method.est.get_params()["select_k_best"] == 10  # wider PMLB sets run too
   assert srbench_method.hyper_params == [{}]
   LEERegressor().set_params(**srbench_method.eval_kwargs["test_params"]).search_config()
   with pytest.raises(regressor.NotFittedError):
