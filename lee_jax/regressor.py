@@ -5,6 +5,7 @@
     est.predict(X_new); est.sympy(); est.latex(); est.equations_
     est.predict(X_new, index=0)      # any equation of the Pareto table (0: the simplest)
     est.plot(X, y, "fit.png")        # the table, the fit and the search in one figure
+    est.latex_table()                # the Pareto table as a LaTeX tabular (booktabs)
     est.fit(X, y, sample_weight=w)   # weighted squared error in the fits, weighted R2
     f = est.jax(); f["callable"](X_new, f["parameters"])   # a jit/grad-able JAX function
 
@@ -204,6 +205,24 @@ class LEERegressor:
   def latex(self, index: int | None = None) -> str:
     import sympy
     return sympy.latex(self.sympy(index))
+
+  def latex_table(self, precision: int = 3) -> str:
+    """The Pareto table (equations_) as a LaTeX tabular, as PySR's latex_table(): one row per
+    equation, simplest first, constants at `precision` significant figures; the answer's
+    row in bold."""
+    import sympy
+    self._node()  # NotFittedError before fit
+    rows = []
+    for i, e in enumerate(self.equations_):
+      expr = sympy.latex(self.sympy(i, digits=precision))
+      r2 = "-" if not np.isfinite(e["r2_val"]) else f"{e['r2_val']:.{precision + 1}f}"
+      cells = [f"${expr}$", str(e["complexity"]), r2]
+      if e["prefix"] == self.best_prefix_:
+        cells = [f"$\\boldsymbol{{{expr}}}$", f"\\textbf{{{cells[1]}}}", f"\\textbf{{{r2}}}"]
+      rows.append(" & ".join(cells) + " \\\\")
+    return "\n".join(["\\begin{tabular}{@{}lrr@{}}", "\\toprule",
+                      "Equation & Complexity & Validation $R^2$ \\\\", "\\midrule", *rows,
+                      "\\bottomrule", "\\end{tabular}"])
 
   def plot(self, X, y, path=None, index: int | None = None):
     """A figure of the fit (a matplotlib Figure; also written to `path` if given, .png, .pdf

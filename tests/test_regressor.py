@@ -60,6 +60,21 @@ def test_pareto_table_index_and_jax_export(fitted):
                              rtol=1e-9, atol=1e-9)
 
 
+def test_latex_table_lists_the_pareto_table_with_the_answer_in_bold(fitted):
+  est, _, _ = fitted
+  table = est.latex_table()
+  lines = table.splitlines()
+  assert lines[0] == r"\begin{tabular}{@{}lrr@{}}" and lines[-1] == r"\end{tabular}"
+  rows = lines[4:-2]
+  assert len(rows) == len(est.equations_)
+  for row, e in zip(rows, est.equations_):
+    assert row.endswith(r" \\") and str(e["complexity"]) in row.split(" & ")[1]
+    assert (r"\boldsymbol" in row) == (e["prefix"] == est.best_prefix_)
+  assert sum(r"\boldsymbol" in r for r in rows) <= 1
+  with pytest.raises(regressor.NotFittedError):
+    LEERegressor().latex_table()
+
+
 def test_plot_draws_the_fit_and_writes_it(fitted, tmp_path):
   est, X, y = fitted
   fig = est.plot(X, y, tmp_path / "fit.png")
