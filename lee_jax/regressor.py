@@ -80,6 +80,13 @@ class LEERegressor:
     self.seed = seed
     self.verbose = verbose
 
+  def __setstate__(self, state: dict) -> None:
+    # An estimator pickled before select_k_best existed read every column.
+    self.__dict__.update(state)
+    self.__dict__.setdefault("select_k_best", None)
+    if "n_features_in_" in state and "selected_features_" not in state:
+      self.selected_features_ = list(range(state["n_features_in_"]))
+
   # --- scikit-learn parameter protocol (no sklearn import needed) ----------------------------
 
   @classmethod

@@ -123,6 +123,13 @@ def test_clone_and_pickle_round_trip(fitted):
   again = pickle.loads(pickle.dumps(est))
   np.testing.assert_array_equal(again.predict(X), est.predict(X))
   assert str(again.sympy()) == str(est.sympy())
+  # One pickled before select_k_best existed still predicts from every column.
+  old = est.__dict__.copy()
+  del old["select_k_best"], old["selected_features_"]
+  revived = LEERegressor.__new__(LEERegressor)
+  revived.__setstate__(old)
+  np.testing.assert_array_equal(revived.predict(X), est.predict(X))
+  assert revived.get_params() == est.get_params()
 
 
 def test_params_protocol_without_sklearn():
