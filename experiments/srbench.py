@@ -66,7 +66,7 @@ def main(argv):
   names = FLAGS.datasets or [d.name for d in datasets.list_datasets() if d.group in groups]
   overrides = runner.search_overrides("rounds", "iters", "pool_size", "n_init", "temperature",
                                       "latent_noise", "workers", "simplify_helpers", "fitter",
-                                      "overlap")
+                                      "overlap", "poly_terms")
   try:
     sweep = sweep_lib.Sweep(
         out_dir, tuple(names), tuple(float(n) for n in _NOISE.value), _TRIALS.value,

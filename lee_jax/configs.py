@@ -205,6 +205,9 @@ class SearchConfig:
   lm_sub_rows: int = 128
   constrain: bool = True  # grammar-constrained decoding (decode.py)
   baselines: bool = True  # seed each pool with c, c*x_i + c (so a round always has an answer)
+  # Our addition (0 = the paper): seed each pool with the best 1..poly_terms-term polynomials
+  # of degree <= 3, with and without an intercept (polynomial.py).
+  poly_terms: int = 0
   probe_points: int = 16384  # pole guard: points between training rows (score.bounded); 0 = off
   workers: int = 1  # rounds run concurrently in this many processes (1: in-process)
   # SymPy simplification (most of a CPU search) spread over this many helper processes
@@ -222,7 +225,7 @@ class SearchConfig:
       if getattr(self, name) < 1:
         raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
     for name in ("n_refresh", "n_grad", "lbfgs_first", "lbfgs_last", "probe_points",
-                 "simplify_helpers", "lm_sub_rows"):
+                 "simplify_helpers", "lm_sub_rows", "poly_terms"):
       if getattr(self, name) < 0:
         raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
     if self.overlap and not self.simplify_helpers:

@@ -65,6 +65,10 @@ _LATENT_NOISE = flags.DEFINE_float(
     "latent_noise", None, "Sampled decodes start from mu + s * std * eps, std the encoder's "
     "posterior spread (default: the preset's, 0 = the paper). Helps a model that decodes its "
     "parent back (BUILD_NOTES 'Latent noise').")
+_POLY = flags.DEFINE_integer("poly_terms", None,
+                             "Seed each round's pool with the best 1..T-term polynomials of "
+                             "degree <= 3 (with and without an intercept); 0 = none, the paper "
+                             "(default: the preset's).")
 _MAX_TIME = flags.DEFINE_float("max_time", None,
                                "Seconds per trial (default: no limit). Past it the search stops "
                                "refining and answers from what it has; round 1 always builds its "
@@ -107,7 +111,7 @@ def search_config() -> configs.SearchConfig:
                                      rounds=_ROUNDS.value, iterations=_ITERS.value,
                                      workers=_WORKERS.value, fitter=_FITTER.value,
                                      simplify_helpers=_HELPERS.value, overlap=_OVERLAP.value,
-                                     latent_noise=_LATENT_NOISE.value)
+                                     latent_noise=_LATENT_NOISE.value, poly_terms=_POLY.value)
   except ValueError as e:
     raise datasets.DataError(str(e)) from None
 

@@ -32,6 +32,7 @@ from lee_jax import configs
 from lee_jax import engine as engine_lib
 from lee_jax import expr as E
 from lee_jax import fit
+from lee_jax import polynomial
 from lee_jax import pool as pool_lib
 from lee_jax import score
 
@@ -340,6 +341,11 @@ class Round:
     if self.cfg.baselines:
       self.floor = self._score_apart(baseline_candidates(self.data.n_vars), "baseline")
       self.pool.merge(self.floor)
+    if self.cfg.poly_terms:  # short polynomials of the data, as ordinary candidates
+      with self.timer("poly"):
+        seeds = polynomial.sparse_fits(*self.fit_rows, self.fit_weights,
+                                       max_terms=self.cfg.poly_terms)
+      self.pool.merge(self._score_apart(seeds, "poly"))
     if self.data.init_nodes:  # a warm start: earlier answers join the pool as candidates
       self.pool.merge(self._score_apart(self.data.init_nodes, "warm"))
     self.record(0)

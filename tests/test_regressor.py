@@ -125,7 +125,7 @@ def test_clone_and_pickle_round_trip(fitted):
   assert str(again.sympy()) == str(est.sympy())
   # One pickled before select_k_best existed still predicts from every column.
   old = est.__dict__.copy()
-  del old["select_k_best"], old["selected_features_"]
+  del old["select_k_best"], old["selected_features_"], old["poly_terms"]
   revived = LEERegressor.__new__(LEERegressor)
   revived.__setstate__(old)
   np.testing.assert_array_equal(revived.predict(X), est.predict(X))

@@ -325,3 +325,20 @@ def test_a_warm_start_puts_earlier_formulas_in_the_initial_pool_refitted(eng, da
   cold = search.Round(eng, data, helpers.SMALL_SEARCH, "oneshot", 0, seed=0)
   cold.init_pool()
   assert "warm" not in {e.origin for e in cold.pool.entries}
+
+
+def test_polynomial_seeds_join_the_pool_and_win_a_polynomial_law(eng):
+  X = np.random.default_rng(4).uniform(0.5, 4, (300, 2))
+  y = 3 * X[:, 0] - 2 * X[:, 0] * X[:, 1] - X[:, 0] ** 2
+  d = search.SearchData(X[:240], y[:240], X[240:], y[240:])
+  cfg = dataclasses.replace(helpers.SMALL_SEARCH, poly_terms=3)
+  r = search.Round(eng, d, cfg, "oneshot", 0, seed=0)
+  r.init_pool()
+  poly = [c for c in r.pool.entries if c.origin == "poly"]
+  assert poly and max(c.r2_val for c in poly) > 1 - 1e-9
+  res = r.result()
+  assert res.winner.origin == "poly" and res.winner.r2_val > 1 - 1e-9
+  assert r.timer.seconds["poly"] > 0
+  off = search.Round(eng, d, helpers.SMALL_SEARCH, "oneshot", 0, seed=0)  # 0: the paper
+  off.init_pool()
+  assert not [c for c in off.pool.entries if c.origin == "poly"]

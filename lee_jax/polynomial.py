@@ -1,0 +1,134 @@
+"""Sparse polynomial seeds: the best 1-, 2-, ..., T-term polynomials of the data.
+
+A round's pool starts from the model's decodes and the constant/linear baselines. Laws that
+are short polynomials (Lotka-Volterra's 3x - 2xy - x^2, van der Pol's 10y - 10/3 x^3 +
+10/3 x) are exactly what least squares finds in milliseconds, and what a small model can
+miss. Forward stepwise selection (orthogonal matching pursuit) over the monomials of degree
+<= `degree` picks one term at a time; every prefix of that sequence, with an intercept and
+least-squares coefficients, is a seed. Seeds then compete in the pool like any candidate
+(their constants refitted, scored with the complexity penalty, usable as parents).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from lee_jax import expr as E
+
+DEGREE = 3
+MAX_TERMS = 3
+SUBSET_LIMIT = 5000  # exhaustive subset search up to this many subsets of one size
+
+
+def monomials(n_vars: int, degree: int = DEGREE) -> list[tuple[int, ...]]:
+  """Exponent tuples of every monomial of total degree 1..degree, lowest degree first."""
+  out = []
+  for d in range(1, degree + 1):
+    for combo in itertools.combinations_with_replacement(range(n_vars), d):
+      out.append(tuple(combo.count(i) for i in range(n_vars)))
+  return out
+
+
+def _power(i: int, p: int) -> E.Node:
+  x = E.var(i)
+  return {1: x, 2: E.op("sq", x), 3: E.op("cube", x)}.get(p) or E.op(
+      "mul", E.op("cube", x), _power(i, p - 3))
+
+
+def monomial_node(exps: tuple[int, ...]) -> E.Node:
+  factors = [_power(i, p) for i, p in enumerate(exps) if p]
+  node = factors[0]
+  for f in factors[1:]:
+    node = E.op("mul", node, f)
+  return node
+
+
+def polynomial_node(terms: list[tuple[int, ...]], coefs: np.ndarray,
+                    intercept: float | None) -> E.Node:
+  """c1 * m1 + c2 * m2 + ... (+ c0 unless intercept is None)."""
+  node = None
+  for exps, c in zip(terms, coefs):
+    t = E.op("mul", E.const(c), monomial_node(exps))
+    node = t if node is None else E.op("add", node, t)
+  return node if intercept is None else E.op("add", node, E.const(intercept))
+
+
+def _best_subsets(G: np.ndarray, b: np.ndarray, usable: np.ndarray, max_terms: int,
+                  limit: int) -> list[list[int]]:
+  """For t = 1..max_terms, the t columns whose least-squares fit explains the most, from
+  their Gram matrix G and correlations b (centred data): every t-subset when there are at
+  most `limit` of them, else the best (t-1)-subset plus the best extra column followed by
+  one round of single swaps. A greedy sequence alone misses 3x - 2xy - x^2 (it starts from
+  x^2 y, which correlates best with the whole law)."""
+  cols = np.flatnonzero(usable)
+  out: list[list[int]] = []
+
+  def explained(subsets: np.ndarray) -> np.ndarray:  # [S, t] -> b_S' G_SS^-1 b_S
+    Gs = G[subsets[:, :, None], subsets[:, None, :]]
+    bs = b[subsets]
+    with np.errstate(all="ignore"):
+      try:  # a tiny ridge keeps collinear subsets (x and x^3 on a narrow range) solvable
+        sol = np.linalg.solve(Gs + 1e-12 * np.eye(Gs.shape[1]), bs[..., None])[..., 0]
+      except np.linalg.LinAlgError:
+        return np.full(len(subsets), -np.inf)
+      gain = np.einsum("st,st->s", bs, sol)
+    return np.where(np.isfinite(gain), gain, -np.inf)
+
+  for t in range(1, min(max_terms, len(cols)) + 1):
+    if math.comb(len(cols), t) <= limit:
+      subsets = np.array(list(itertools.combinations(cols, t)))
+      best = subsets[int(np.argmax(explained(subsets)))].tolist()
+    else:
+      prev = out[-1] if out else []
+      rest = np.array([c for c in cols if c not in prev])
+      grown = np.array([prev + [c] for c in rest])
+      best = grown[int(np.argmax(explained(grown)))].tolist()
+      for i in range(len(best)):  # one round of single swaps
+        keep = best[:i] + best[i + 1:]
+        trial = np.array([keep[:i] + [c] + keep[i:] for c in cols if c not in keep])
+        best = trial[int(np.argmax(explained(trial)))].tolist()
+    out.append(sorted(best))
+  return out
+
+
+def sparse_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None,
+                degree: int = DEGREE, max_terms: int = MAX_TERMS,
+                limit: int = SUBSET_LIMIT) -> list[E.Node]:
+  """The best 1..max_terms-term polynomials (`_best_subsets`), each with its (weighted)
+  least-squares coefficients, with an intercept and without. Stops growing once a fit is
+  exact. Empty when the data are too few or not finite."""
+  X = np.asarray(X, np.float64)
+  y = np.asarray(y, np.float64)
+  n, k = X.shape
+  terms = monomials(k, degree)
+  with np.errstate(all="ignore"):
+    M = np.stack([np.prod(X ** np.asarray(e), axis=1) for e in terms], axis=1)
+  w = np.ones(n) if weights is None else np.asarray(weights, np.float64)
+  usable = np.isfinite(M).all(axis=0) & (np.ptp(M, axis=0) > 0)
+  if n < 2 * (max_terms + 1) or not np.isfinite(y).all() or not usable.any():
+    return []
+  sw = np.sqrt(w / w.sum())
+  # Weighted centring takes the intercept out of the selection; the Gram matrix of the
+  # centred columns gives every subset's fit without touching the rows again.
+  Mc = (M - (w @ M) / w.sum()) * sw[:, None]
+  yc = (y - (w @ y) / w.sum()) * sw
+  Mc[:, ~usable] = 0.0
+  sst = float(yc @ yc)
+  out = []
+  for chosen in _best_subsets(Mc.T @ Mc, Mc.T @ yc, usable, max_terms, limit):
+    picked = [terms[c] for c in chosen]
+    coefs, *_ = np.linalg.lstsq(Mc[:, chosen], yc, rcond=None)
+    intercept = float((w @ (y - M[:, chosen] @ coefs)) / w.sum())
+    if np.isfinite(coefs).all() and np.isfinite(intercept):
+      out.append(polynomial_node(picked, coefs, intercept))
+    raw, *_ = np.linalg.lstsq(M[:, chosen] * sw[:, None] * np.sqrt(w.sum()),
+                              y * sw * np.sqrt(w.sum()), rcond=None)
+    if np.isfinite(raw).all():  # the same terms through the origin
+      out.append(polynomial_node(picked, raw, None))
+    resid = yc - Mc[:, chosen] @ coefs
+    if float(resid @ resid) <= 1e-20 * sst:
+      break
+  return out

@@ -1,0 +1,57 @@
+import numpy as np
+import pytest
+
+from lee_jax import polynomial as P
+from lee_jax import score
+from lee_jax import trial
+
+
+def _xy(n=300, k=2, seed=0):
+  return np.random.default_rng(seed).uniform(0.5, 4, (n, k))
+
+
+def _best(nodes, X, y):
+  return max(score.r2(y, trial.predict(n, X)) for n in nodes)
+
+
+def test_monomials():
+  assert P.monomials(2, 3) == [(1, 0), (0, 1), (2, 0), (1, 1), (0, 2), (3, 0), (2, 1), (1, 2),
+                               (0, 3)]
+  assert len(P.monomials(10, 3)) == 285
+  assert str(P.monomial_node((2, 1))) == "mul sq x0 x1"
+  assert str(P.monomial_node((5,))) == "mul cube x0 sq x0"
+
+
+def test_a_three_term_law_that_greedy_selection_misses_is_found():
+  X = _xy()
+  x, y_ = X[:, 0], X[:, 1]
+  y = 3 * x - 2 * x * y_ - x ** 2  # Lotka-Volterra: x^2 y alone correlates best with it
+  nodes = P.sparse_fits(X, y)
+  assert len(nodes) == 6  # 1, 2, 3 terms, each with and without an intercept
+  exact = [n for n in nodes if score.r2(y, trial.predict(n, X)) > 1 - 1e-12]
+  assert exact and min(len(n) for n in exact) == len(P.polynomial_node(
+      [(1, 0), (2, 0), (1, 1)], np.ones(3), None))  # the through-origin form is among them
+  # Forcing the greedy path (no exhaustive search) still gets there through the swap round.
+  assert _best(P.sparse_fits(X, y, limit=1), X, y) > 1 - 1e-12
+
+
+def test_wide_data_uses_the_greedy_path_and_stops_once_exact():
+  X = _xy(k=8, seed=1)
+  y = 0.5 * X[:, 6] ** 3 - 4 * X[:, 2] + 7
+  nodes = P.sparse_fits(X, y)  # 164 monomials: 735k 3-subsets, over the limit
+  assert _best(nodes, X, y) > 1 - 1e-12
+  assert len(nodes) == 4  # exact at 2 terms: no 3-term seeds
+
+
+def test_weights_and_degenerate_input():
+  X = _xy()
+  y = 2 * X[:, 0] ** 2 + 1
+  w = np.ones(len(y))
+  junk = np.arange(len(y)) % 10 == 0
+  y_bad = np.where(junk, 1e3, y)
+  w[junk] = 1e-12  # the corrupted rows count for nothing
+  nodes = P.sparse_fits(X, y_bad, w)
+  assert _best(nodes, X[~junk], y[~junk]) > 1 - 1e-9
+  assert P.sparse_fits(X[:5], y[:5]) == []  # too few rows for 3 terms
+  assert P.sparse_fits(X, np.where(junk, np.nan, y)) == []
+  assert P.sparse_fits(np.ones((50, 2)), np.arange(50.0)) == []  # no usable column
