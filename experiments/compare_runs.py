@@ -1,0 +1,90 @@
+"""Paired comparison of two srbench.py result sets on the cells both hold.
+
+    python experiments/compare_runs.py BEFORE.jsonl AFTER.jsonl   # or their folders
+
+Cells are matched by (dataset, noise, trial). Prints, over the shared cells: mean, median
+and clipped mean test R2 (R2 clipped to [0, 1], so one catastrophic extrapolation does not
+decide the comparison), mean complexity and wall time of each side; the paired difference
+of clipped R2 with how many cells got better or worse by more than --tie; and, with
+--cells, every cell that changed.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import sys
+
+import numpy as np
+from absl import app
+from absl import flags
+
+
+def _define_flags() -> None:
+  flags.DEFINE_float("tie", 1e-3, "Changes of clipped R2 up to this count as ties.")
+  flags.DEFINE_bool("cells", False, "List every cell whose clipped R2 changed.")
+
+
+def read_cells(path: str | pathlib.Path) -> dict[tuple, dict]:
+  """(dataset, noise, trial) -> the cell's record, from results.jsonl or its folder."""
+  p = pathlib.Path(path)
+  p = p / "results.jsonl" if p.is_dir() else p
+  if not p.is_file():
+    raise FileNotFoundError(f"{p}: no such results file")
+  out = {}
+  for line in p.read_text().splitlines():
+    if line.strip():
+      r = json.loads(line)
+      out[(r["dataset"], float(r["noise"]), int(r["trial"]))] = r
+  return out
+
+
+def _r2(cell: dict) -> float:
+  v = cell.get("r2_test")
+  return float(v) if v is not None and np.isfinite(v) else np.nan
+
+
+def compare(before: dict[tuple, dict], after: dict[tuple, dict], tie: float = 1e-3) -> dict:
+  keys = sorted(set(before) & set(after))
+  if not keys:
+    raise ValueError("the two result sets share no cell")
+  a = np.array([_r2(before[k]) for k in keys])
+  b = np.array([_r2(after[k]) for k in keys])
+  ca, cb = np.clip(np.nan_to_num(a, nan=0.0), 0, 1), np.clip(np.nan_to_num(b, nan=0.0), 0, 1)
+  d = cb - ca
+
+  def side(r2, clipped, cells):
+    return {"mean": float(np.nanmean(r2)), "median": float(np.nanmedian(r2)),
+            "clipped": float(clipped.mean()),
+            "complexity": float(np.mean([c.get("complexity") or 0 for c in cells])),
+            "wall_s": float(np.mean([c.get("wall_time_s") or 0 for c in cells]))}
+
+  return {"cells": len(keys), "before": side(a, ca, [before[k] for k in keys]),
+          "after": side(b, cb, [after[k] for k in keys]), "paired": float(d.mean()),
+          "better": int((d > tie).sum()), "worse": int((d < -tie).sum()),
+          "changed": [(k, float(ca[i]), float(cb[i])) for i, k in enumerate(keys)
+                      if abs(d[i]) > tie]}
+
+
+def main(argv):
+  if len(argv) != 3:
+    sys.exit("error: usage: compare_runs.py BEFORE AFTER (results.jsonl files or folders)")
+  f = flags.FLAGS
+  try:
+    res = compare(read_cells(argv[1]), read_cells(argv[2]), f.tie)
+  except (FileNotFoundError, ValueError, KeyError, json.JSONDecodeError) as e:
+    sys.exit(f"error: {e}")
+  print(f"{res['cells']} shared cells")
+  for name in ("before", "after"):
+    s = res[name]
+    print(f"  {name:<6}  mean {s['mean']:.3f}  median {s['median']:.3f}  clipped "
+          f"{s['clipped']:.3f}  complexity {s['complexity']:.1f}  wall {s['wall_s']:.1f}s")
+  print(f"  paired clipped {res['paired']:+.3f}: {res['better']} better, {res['worse']} worse")
+  if f.cells:
+    for (ds, noise, trial), x, y in res["changed"]:
+      print(f"    {ds} eps {noise:g} trial {trial}: {x:.3f} -> {y:.3f}")
+
+
+if __name__ == "__main__":
+  _define_flags()
+  app.run(main)
