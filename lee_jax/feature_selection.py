@@ -10,15 +10,17 @@ column that carries no information adds only distance noise, so it is chosen las
 from __future__ import annotations
 
 import numpy as np
+import scipy.stats
 
 NEIGHBOURS = 10
 MAX_ROWS = 1000  # leave-one-out on n rows costs n^2 per candidate column
 
 
 def _ranks(v: np.ndarray) -> np.ndarray:
-  """Column values -> ranks scaled to [0, 1]: scale-free and robust to outliers."""
-  r = np.argsort(np.argsort(v, kind="stable"), kind="stable").astype(np.float64)
-  return r / max(len(v) - 1, 1)
+  """Column values -> ranks scaled to [0, 1]: scale-free and robust to outliers. Ties share
+  their average rank, so a constant column carries no distance (plain argsort ranks would
+  turn it into the row order, which is informative whenever the rows are sorted)."""
+  return (scipy.stats.rankdata(v, method="average") - 1) / max(len(v) - 1, 1)
 
 
 def _loo_error(dist: np.ndarray, y: np.ndarray, neighbours: int) -> float:

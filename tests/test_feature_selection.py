@@ -30,6 +30,15 @@ def test_scale_and_rows_do_not_matter_and_it_is_deterministic():
   assert set(sub) == {3, 5, 7, 11}
 
 
+def test_a_constant_column_is_not_the_row_order():
+  X = np.random.default_rng(2).uniform(-3, 3, (300, 4))
+  order = np.argsort(X[:, 1])  # rows sorted by the target's driver
+  X, y = X[order], np.sin(2 * X[order, 1])
+  X[:, 3] = 7.0  # constant: with tie-blind ranks it would equal the row index (and so x1)
+  assert FS.select_features(X, y, 2)[0] == 1
+  assert np.ptp(FS._ranks(X[:, 3])) == 0 and FS._ranks(np.array([3.0, 1, 3]))[0] == 0.75
+
+
 def test_edges():
   X = np.random.default_rng(0).uniform(-3, 3, (100, 3))
   y = X[:, 0] + X[:, 1] * X[:, 2]
