@@ -3,10 +3,11 @@
 A round's pool starts from the model's decodes and the constant/linear baselines. Laws that
 are short polynomials (Lotka-Volterra's 3x - 2xy - x^2, van der Pol's 10y - 10/3 x^3 +
 10/3 x) are exactly what least squares finds in milliseconds, and what a small model can
-miss. Forward stepwise selection (orthogonal matching pursuit) over the monomials of degree
-<= `degree` picks one term at a time; every prefix of that sequence, with an intercept and
-least-squares coefficients, is a seed. Seeds then compete in the pool like any candidate
-(their constants refitted, scored with the complexity penalty, usable as parents).
+miss. For t = 1..T, the t monomials of degree <= `degree` whose least-squares fit explains
+the most (every t-subset where there are few, else greedy growth plus a round of swaps:
+`_best_subsets`; greedy selection alone misses Lotka-Volterra) become two seeds, with and
+without an intercept. Seeds then compete in the pool like any candidate (their constants
+refitted, scored with the complexity penalty, usable as parents).
 """
 
 from __future__ import annotations
