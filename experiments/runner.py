@@ -49,6 +49,8 @@ def define_search_flags(datasets_help: str, mode: bool = True, sweep: bool = Fal
     flags.DEFINE_integer("n_init", None, "Override the preset's n_init (decodes from z0).")
     flags.DEFINE_integer("poly_terms", None, "Override the preset's polynomial seeds (the best "
                          "1..T-term polynomials join each pool; 0 = none, the paper).")
+    flags.DEFINE_bool("poly_floor", None, "Override the preset's poly_floor (the polynomial "
+                      "seeds are answer candidates only, never parents).")
     flags.DEFINE_integer("shard_index", 0, "This job's shard (of every cell of the sweep).")
     flags.DEFINE_integer("num_shards", 1, "Number of shards the cells are split into.")
 

@@ -66,7 +66,7 @@ def main(argv):
   names = FLAGS.datasets or [d.name for d in datasets.list_datasets() if d.group in groups]
   overrides = runner.search_overrides("rounds", "iters", "pool_size", "n_init", "temperature",
                                       "latent_noise", "workers", "simplify_helpers", "fitter",
-                                      "overlap", "poly_terms")
+                                      "overlap", "poly_terms", "poly_floor")
   try:
     sweep = sweep_lib.Sweep(
         out_dir, tuple(names), tuple(float(n) for n in _NOISE.value), _TRIALS.value,

@@ -208,6 +208,9 @@ class SearchConfig:
   # Our addition (0 = the paper): seed each pool with the best 1..poly_terms-term polynomials
   # of degree <= 3, with and without an intercept (polynomial.py).
   poly_terms: int = 0
+  # True: the seeds are answer candidates only, like the baselines (never in the pool, never
+  # re-encoded as parents), so they cannot pull a non-polynomial search their way.
+  poly_floor: bool = False
   probe_points: int = 16384  # pole guard: points between training rows (score.bounded); 0 = off
   workers: int = 1  # rounds run concurrently in this many processes (1: in-process)
   # SymPy simplification (most of a CPU search) spread over this many helper processes

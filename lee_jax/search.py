@@ -341,11 +341,15 @@ class Round:
     if self.cfg.baselines:
       self.floor = self._score_apart(baseline_candidates(self.data.n_vars), "baseline")
       self.pool.merge(self.floor)
-    if self.cfg.poly_terms:  # short polynomials of the data, as ordinary candidates
+    if self.cfg.poly_terms:  # short polynomials of the data
       with self.timer("poly"):
         seeds = polynomial.sparse_fits(*self.fit_rows, self.fit_weights,
                                        max_terms=self.cfg.poly_terms)
-      self.pool.merge(self._score_apart(seeds, "poly"))
+      seeds = self._score_apart(seeds, "poly")
+      if self.cfg.poly_floor:  # answer candidates only
+        self.floor = self.floor + seeds
+      else:  # ordinary candidates: they can be evicted or become parents
+        self.pool.merge(seeds)
     if self.data.init_nodes:  # a warm start: earlier answers join the pool as candidates
       self.pool.merge(self._score_apart(self.data.init_nodes, "warm"))
     self.record(0)

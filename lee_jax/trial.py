@@ -117,11 +117,12 @@ def predict(node: E.Node, X: np.ndarray) -> np.ndarray:
 
 
 def pareto_front(rounds: list[search.RoundResult]) -> list[pool_lib.Candidate]:
-  """Across every round's final pool: the best validation R2 at each complexity, keeping only
-  complexities that improve on every simpler one (PySR's equation table)."""
+  """Across every round's final pool and winner (which can come from outside the pool: a
+  baseline or a polynomial seed on the floor): the best validation R2 at each complexity,
+  keeping only complexities that improve on every simpler one (PySR's equation table)."""
   by_c: dict[int, pool_lib.Candidate] = {}
   for r in rounds:
-    for c in r.pool:
+    for c in r.pool + ([r.winner] if r.winner is not None else []):
       if np.isfinite(c.r2_val) and (c.complexity not in by_c or c.r2_val > by_c[c.complexity].r2_val):
         by_c[c.complexity] = c
   front, best = [], -np.inf

@@ -342,3 +342,12 @@ def test_polynomial_seeds_join_the_pool_and_win_a_polynomial_law(eng):
   off = search.Round(eng, d, configs.PRESETS["paper"], "oneshot", 0, seed=0)  # 0: the paper
   off.init_pool()
   assert not [c for c in off.pool.entries if c.origin == "poly"]
+  # poly_floor: the same seeds, kept out of the pool (never parents) and still the answer.
+  floor_cfg = dataclasses.replace(helpers.SMALL_SEARCH, poly_floor=True)
+  fl = search.Round(eng, d, floor_cfg, "oneshot", 0, seed=0)
+  fl.init_pool()
+  assert not [c for c in fl.pool.entries if c.origin == "poly"]
+  assert {c.origin for c in fl.floor} == {"baseline", "poly"}
+  res = fl.result()
+  assert res.winner.origin == "poly" and res.winner.r2_val > 1 - 1e-9
+  assert trial.pareto_front([res])[-1] is res.winner  # the floor's winner is on the front
