@@ -69,6 +69,10 @@ _POLY = flags.DEFINE_integer("poly_terms", None,
                              "Seed each round's pool with the best 1..T-term polynomials of "
                              "degree <= 3 (with and without an intercept); 0 = none, the paper "
                              "(default: the preset's).")
+_POLY_FLOOR = flags.DEFINE_bool("poly_floor", None,
+                                "The polynomial seeds are answer candidates only (never parents "
+                                "of new decodes), like the constant and linear baselines "
+                                "(default: the preset's).")
 _MAX_TIME = flags.DEFINE_float("max_time", None,
                                "Seconds per trial (default: no limit). Past it the search stops "
                                "refining and answers from what it has; round 1 always builds its "
@@ -111,7 +115,8 @@ def search_config() -> configs.SearchConfig:
                                      rounds=_ROUNDS.value, iterations=_ITERS.value,
                                      workers=_WORKERS.value, fitter=_FITTER.value,
                                      simplify_helpers=_HELPERS.value, overlap=_OVERLAP.value,
-                                     latent_noise=_LATENT_NOISE.value, poly_terms=_POLY.value)
+                                     latent_noise=_LATENT_NOISE.value, poly_terms=_POLY.value,
+                                     poly_floor=_POLY_FLOOR.value)
   except ValueError as e:
     raise datasets.DataError(str(e)) from None
 

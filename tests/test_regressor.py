@@ -125,7 +125,7 @@ def test_clone_and_pickle_round_trip(fitted):
   assert str(again.sympy()) == str(est.sympy())
   # One pickled before select_k_best existed still predicts from every column.
   old = est.__dict__.copy()
-  del old["select_k_best"], old["selected_features_"], old["poly_terms"]
+  del old["select_k_best"], old["selected_features_"], old["poly_terms"], old["poly_floor"]
   revived = LEERegressor.__new__(LEERegressor)
   revived.__setstate__(old)
   np.testing.assert_array_equal(revived.predict(X), est.predict(X))
@@ -140,6 +140,7 @@ def test_params_protocol_without_sklearn():
   with pytest.raises(ValueError, match="invalid parameter"):
     est.set_params(bogus=1)
   assert LEERegressor(latent_noise=3.0).search_config().latent_noise == 3.0
+  assert LEERegressor(poly_floor=True).search_config().poly_floor is True
 
 
 def test_search_config_takes_the_models_own_defaults_under_the_users(ckpt, tmp_path):
