@@ -117,7 +117,9 @@ def summarize(r2s: list[float]) -> dict[str, float]:
   if not len(a):
     return {"n": 0, "median_r2": float("nan"), "share_r2_ge_0.99": float("nan"),
             "mean_r2_clipped": float("nan")}
-  return {"n": len(a), "median_r2": float(np.median(a)),
+  with np.errstate(over="ignore"):  # the middle two of R2s near -1e308 average to -inf
+    median = float(np.median(a))
+  return {"n": len(a), "median_r2": median,
           "share_r2_ge_0.99": float(np.mean(a >= 0.99)),
           "mean_r2_clipped": float(np.mean(np.clip(np.nan_to_num(a, neginf=0.0), 0, 1)))}
 

@@ -31,8 +31,12 @@ def r2(y: np.ndarray, y_hat: np.ndarray, weights: np.ndarray | None = None) -> f
   if not np.all(np.isfinite(y_hat)):
     return -np.inf
   w = np.ones_like(y) if weights is None else np.asarray(weights, np.float64)
-  ss_tot = float(np.sum(w * (y - np.sum(w * y) / np.sum(w)) ** 2))
-  ss_res = float(np.sum(w * (y - y_hat) ** 2))
+  scale = float(np.max(np.abs(y), initial=0.0))
+  if scale > 1e100 and np.isfinite(scale):  # R2 is scale-free; squares of 1e200 overflow
+    y, y_hat = y / scale, y_hat / scale
+  with np.errstate(over="ignore"):  # a y_hat far off overflows to ss_res = inf: R2 -inf
+    ss_tot = float(np.sum(w * (y - np.sum(w * y) / np.sum(w)) ** 2))
+    ss_res = float(np.sum(w * (y - y_hat) ** 2))
   if ss_tot == 0.0:
     return 1.0 if ss_res == 0.0 else -np.inf
   return 1.0 - ss_res / ss_tot

@@ -15,6 +15,11 @@ def test_r2_matches_its_definition_and_flags_nonfinite():
   assert score.r2(y, y) == 1.0
   assert score.r2(y, np.full(4, 2.5)) == 0.0
   assert score.r2(y, np.array([1.0, 2.0, np.nan, 4.0])) == -np.inf
+  # Targets near 1e200 square past float64's range; R2 does not depend on the scale.
+  big = y * 1e200
+  assert score.r2(big, big) == 1.0
+  assert score.r2(big, np.full(4, 2.5e200)) == 0.0
+  assert score.r2(y, np.array([1.0, 2.0, 1e300, 4.0])) == -np.inf  # finite but overflowing
 
 
 def test_search_score_clips_r2_and_penalises_complexity():
