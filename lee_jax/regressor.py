@@ -42,11 +42,11 @@ class LEERegressor:
     checkpoint: trained model directory (None: the one shipped with the package).
     preset: 'paper' (Table 10) or 'fast' (a small budget for a 2-core CPU).
     mode: 'combined', 'iterative', 'gradient', 'oneshot' or 'cmaes'.
-    rounds, iterations, workers, pool_size, fitter, latent_noise, poly_terms, poly_floor: override the
-      preset when not None (fitter: 'scipy' or 'jax'; latent_noise s: sampled decodes from
-      mu + s * std * eps, 0 = the paper; poly_terms T: the best 1..T-term polynomials of
-      degree <= 3 join each round's pool, 0 = none, the paper; poly_floor: those seeds are
-      answer candidates only, never parents).
+    rounds, iterations, workers, pool_size, fitter, latent_noise, poly_terms, poly_floor:
+      override the preset when not None (fitter: 'scipy' or 'jax'; latent_noise s: sampled
+      decodes from mu + s * std * eps, 0 = the paper; poly_terms T: the best 1..T-term
+      polynomials of degree <= 3 join each round's pool, 0 = none, the paper; poly_floor:
+      those seeds are answer candidates only, never parents).
     max_time: seconds for the search (None: no limit); past it the search answers from what it
       has found (the first round's initial pool at least), so results depend on machine speed.
     val_fraction: share of the rows held out for validation.
