@@ -15,7 +15,8 @@ Tables (LEE paper; rows and noise levels as there, 3 trials by default as in App
   vae  App. E (Table 5): --checkpoint_novae (a use_vae=False model trained like --checkpoint)
        against --checkpoint, same search, eps = 0.1; failed cells are dropped from the means
 
-Each setting runs in OUT_DIR/<mode>[_<field><value>][_novae] through experiments/sweep.py,
+The searches run without our polynomial seeds (the paper's search; `--poly_terms=T` adds them
+to every setting). Each setting runs in OUT_DIR/<mode>[_<field><value>][_novae] through experiments/sweep.py,
 so a setting shared by tables (combined at eps = 0.1) runs once, a killed run resumes, and a
 folder never mixes settings. The same folder can be filled by the srbench.py command that
 --dry_run prints. Then per table: tableN.md and tableN.csv in OUT_DIR, our mean test R2 (std
@@ -109,7 +110,12 @@ class Job:
 
 
 def base_overrides() -> dict:
-  return runner.search_overrides("rounds", "iters", "n_init", "workers", "simplify_helpers", "fitter")
+  """The flags every setting shares. The polynomial seeds are off unless --poly_terms is given:
+  the tables compare the paper's search components, and the seeds would put the same
+  polynomial answers under every row."""
+  return {"poly_terms": 0, **runner.search_overrides(
+      "rounds", "iters", "n_init", "workers", "simplify_helpers", "fitter", "poly_terms",
+      "poly_floor")}
 
 
 def model_defaults(novae: bool) -> tuple[tuple[str, object], ...]:

@@ -40,6 +40,7 @@ def test_every_table_runs_end_to_end_and_resumes(tmp_path):
   assert "iterative: iterative refinement; noise 0,0.1; 2 cells" in r.stdout
   assert "--mode=oneshot --iters=2 --n_init=10" in r.stdout  # 4 + 2 iterations x 3 children
   assert "--mode=combined --iters=2 --n_init=4 --pool_size=8" in r.stdout
+  assert r.stdout.count("--poly_terms=0") == len(FOLDERS)  # the paper's search, no seeds
 
   r = _run(tmp_path, *args)
   assert r.returncode == 0, r.stderr
@@ -50,6 +51,7 @@ def test_every_table_runs_end_to_end_and_resumes(tmp_path):
   rows = {s["settings"]["mode"] + str(s["search"]["pool_size"]) for f in FOLDERS
           for s in map(json.loads, lines[f].splitlines())}
   assert {"combined8", "combined32", "oneshot16", "cmaes16"} <= rows
+  assert {json.loads(l)["search"]["poly_terms"] for f in FOLDERS for l in lines[f].splitlines()} == {0}
   expected = {"2": ({"iterative", "gradient", "combined"}, {"0.0", "0.1"}),
               "3": ({"oneshot", "cmaes", "combined"}, {"0.1"}),
               "10": ({"pool8", "pool16", "pool32"}, {"0.1"}),

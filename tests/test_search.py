@@ -339,7 +339,9 @@ def test_polynomial_seeds_join_the_pool_and_win_a_polynomial_law(eng):
   res = r.result()
   assert res.winner.origin == "poly" and res.winner.r2_val > 1 - 1e-9
   assert r.timer.seconds["poly"] > 0
-  off = search.Round(eng, d, configs.PRESETS["paper"], "oneshot", 0, seed=0)  # 0: the paper
+  assert configs.PRESETS["paper"].poly_terms == 3
+  paper = dataclasses.replace(configs.PRESETS["paper"], poly_terms=0)  # the paper's own search
+  off = search.Round(eng, d, paper, "oneshot", 0, seed=0)
   off.init_pool()
   assert not [c for c in off.pool.entries if c.origin == "poly"]
   # poly_floor: the same seeds, kept out of the pool (never parents) and still the answer.
