@@ -16,12 +16,12 @@ Tables (LEE paper; rows and noise levels as there, 3 trials by default as in App
        against --checkpoint, same search, eps = 0.1; failed cells are dropped from the means
 
 The searches run without our polynomial seeds (the paper's search; `--poly_terms=T` adds them
-to every setting). Each setting runs in OUT_DIR/<mode>[_<field><value>][_novae] through experiments/sweep.py,
-so a setting shared by tables (combined at eps = 0.1) runs once, a killed run resumes, and a
-folder never mixes settings. The same folder can be filled by the srbench.py command that
---dry_run prints. Then per table: tableN.md and tableN.csv in OUT_DIR, our mean test R2 (std
-over trials) and mean complexity per setting beside the paper's numbers
-(experiments/data/paper_ablations.csv). A cell with no finite test R2 counts as R2 = 0
+to every setting). Each setting runs in OUT_DIR/<mode>[_<field><value>][_novae] through
+experiments/sweep.py, so a setting shared by tables (combined at eps = 0.1) runs once, a
+killed run resumes, and a folder never mixes settings. The same folder can be filled by the
+srbench.py command that --dry_run prints. Then per table: tableN.md and tableN.csv in
+OUT_DIR, our mean test R2 (std over trials) and mean complexity per setting beside the
+paper's numbers (experiments/data/paper_ablations.csv). A cell with no finite test R2 counts as R2 = 0
 (Tables 2, 3, 10; as experiments/aggregate.py) and is counted in `failed`.
 """
 
