@@ -113,9 +113,7 @@ def base_overrides() -> dict:
   """The flags every setting shares. The polynomial seeds are off unless --poly_terms is given:
   the tables compare the paper's search components, and the seeds would put the same
   polynomial answers under every row."""
-  return {"poly_terms": 0, **runner.search_overrides(
-      "rounds", "iters", "n_init", "workers", "simplify_helpers", "fitter", "poly_terms",
-      "poly_floor")}
+  return {"poly_terms": 0, **runner.search_overrides(*runner.SWEEP_OVERRIDES)}
 
 
 def model_defaults(novae: bool) -> tuple[tuple[str, object], ...]:

@@ -26,6 +26,12 @@ import sweep  # experiments/sweep.py: the scripts importing this put experiments
 STROGATZ = "strogatz"
 
 
+# The override flags define_search_flags(sweep=True) defines: a sweep runner passes every one
+# on (search_overrides(*SWEEP_OVERRIDES)), so none is accepted and then ignored.
+SWEEP_OVERRIDES = ("rounds", "iters", "workers", "simplify_helpers", "overlap", "fitter", "n_init",
+                   "poly_terms", "poly_floor")
+
+
 def define_search_flags(datasets_help: str, mode: bool = True, sweep: bool = False) -> None:
   """The flags of every search-running script, defined once here (srbench.py, ablations.py,
   convergence.py, timing.py). mode=False leaves out --mode (ablations.py sets modes itself);

@@ -64,9 +64,8 @@ def main(argv):
     sys.exit(f"error: need 0 <= --shard_index < --num_shards (got {FLAGS.shard_index}, {FLAGS.num_shards})")
   groups = list(datasets.GROUPS[:3]) if "all" in _GROUP.value else _GROUP.value
   names = FLAGS.datasets or [d.name for d in datasets.list_datasets() if d.group in groups]
-  overrides = runner.search_overrides("rounds", "iters", "pool_size", "n_init", "temperature",
-                                      "latent_noise", "workers", "simplify_helpers", "fitter",
-                                      "overlap", "poly_terms", "poly_floor")
+  overrides = runner.search_overrides(*runner.SWEEP_OVERRIDES, "pool_size", "temperature",
+                                      "latent_noise")
   try:
     sweep = sweep_lib.Sweep(
         out_dir, tuple(names), tuple(float(n) for n in _NOISE.value), _TRIALS.value,

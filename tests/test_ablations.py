@@ -84,6 +84,17 @@ def test_every_table_runs_end_to_end_and_resumes(tmp_path):
   assert all((tmp_path / f / "results.jsonl").read_text() == lines[f] for f in FOLDERS)
 
 
+def test_every_shared_search_flag_reaches_every_setting(tmp_path):
+  # --overlap, --poly_terms and --poly_floor were once accepted here and then ignored.
+  r = _run(tmp_path, "--table=2,10", "--random_model=tiny", *SMALL, "--overlap", "--poly_terms=2",
+           "--poly_floor", "--fitter=jax", "--dry_run")
+  assert r.returncode == 0, r.stderr
+  commands = [l for l in r.stdout.splitlines() if "srbench.py" in l]
+  assert len(commands) == 5  # iterative, gradient, combined, P = 8, P = 32
+  for flag in ("--overlap=True", "--poly_terms=2", "--poly_floor=True", "--fitter=jax", "--rounds=1"):
+    assert all(flag in c for c in commands), flag
+
+
 def test_vae_table_needs_a_real_no_vae_checkpoint(tmp_path):
   r = _run(tmp_path, "--table=vae", *SMALL)
   assert r.returncode == 1 and r.stderr.count("\n") == 1 and "--checkpoint_novae" in r.stderr
