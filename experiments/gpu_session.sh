@@ -13,7 +13,8 @@
 #       # after training for phase 5's search: `go 20`.
 #       # (2026-11-25: 5.5 min of benchmarks; phase 1 ran at ~15 steps/s, pipeline-bound; kill a
 #       # diverging run with `pkill -f "phase=al[l]"`: a pattern that does not match itself)
-#   bash experiments/gpu_session.sh bench            # ~5 min: train/data/fit benchmarks -> $OUT
+#   bash experiments/gpu_session.sh bench [SECONDS]  # the benchmarks the issues need, most needed
+#       # first, within SECONDS (default 540: a 15-minute lease's one call) -> $OUT
 #   bash experiments/gpu_session.sh train 1500 2000,1200,2000,1200,1600
 #       # starts phases 1-5 in the background (setsid: it outlives the call while the machine
 #       # stays held), with --max_seconds=1500, then watches it for 540 s
@@ -131,24 +132,38 @@ collect() {  # every log and evaluation in one logs.tgz, and the latest phase's 
 }
 
 rate_of() {  # the last examples/s figure in a benchmark log ("N examples/s" or "examples/s=N")
-  grep -oE '[0-9,]+ examples/s|examples/s=[0-9,]+' "$1" | tail -n 1 | tr -cd '0-9'
+  grep -oE '[0-9,]+ examples/s|examples/s=[0-9,]+' "$1" 2>/dev/null | tail -n 1 | tr -cd '0-9'
 }
 
 cmd=${1:-}
 shift || true
 case "$cmd" in
   bench)
+    # [SECONDS] (default 540): the benchmarks in order of what the issues still need, each
+    # started only while its usual cost (first number, seconds, cold compile included) fits
+    # in what is left, and killed at the deadline: a 15-minute lease is one such call.
+    deadline=$(( $(date +%s) + ${1:-540} ))
     setup
-    for m in small paper; do
-      python3 experiments/bench_train.py --model=$m --batch_size=256 --attention=cudnn 2>&1 \
-        | tee -a "$OUT/bench_train.log"
-    done
-    python3 experiments/bench_data.py --workers=0,8,15 2>&1 | tee "$OUT/bench_data.log"
-    for rows in 500 1000; do  # the fast and paper presets' fit rows
-      python3 experiments/bench_fit.py --n=256 --rows=$rows 2>&1 | tee -a "$OUT/bench_fit.log"
-    done
-    # fewer while-loop iterations per LM pass (each may read a predicate back to the host)
-    python3 experiments/bench_fit.py --n=256 --rows=500 --unroll=8 2>&1 | tee -a "$OUT/bench_fit.log"
+    step() {  # step EST LOG CMD...: run CMD (tee'd to $OUT/LOG) if EST seconds remain
+      local est=$1 log=$2 left; shift 2
+      left=$(( deadline - $(date +%s) ))
+      if [ "$left" -lt "$est" ]; then echo "skipped ($left s left, needs ~$est): $*"; return 1; fi
+      echo "== $* ($left s left)" | tee -a "$OUT/$log"
+      timeout "$left" "$@" 2>&1 | tee -a "$OUT/$log"
+    }
+    attention=cudnn  # the issue's kernel; XLA's numbers are the first lease's
+    step 130 bench_train.log python3 experiments/bench_train.py --model=small --attention=cudnn
+    [ -n "$(rate_of "$OUT/bench_train.log")" ] || attention=xla  # cuDNN failed here
+    step 45 bench_data.log python3 experiments/bench_data.py --workers=12,15 --batches=30
+    step 70 bench_fit.log python3 experiments/bench_fit.py --n=256 --rows=500
+    [ "$attention" = cudnn ] && step 190 bench_train.log \
+      python3 experiments/bench_train.py --model=paper --attention=cudnn
+    step 110 bench_train.log python3 experiments/bench_train.py --model=small --phase=1 \
+      --attention=$attention
+    step 150 infer.log python3 experiments/bench_infer.py --preset paper --fitter jax \
+      --datasets strogatz_shearflow1 --json "$OUT/infer_jax.json"
+    step 40 bench_fit.log python3 experiments/bench_fit.py --n=256 --rows=1000
+    true
     ;;
   go)
     minutes=${1:-23}
@@ -226,7 +241,7 @@ print(','.join(str(max(1 if w == 0 else 50, int(total * w / sum(ratios)))) for w
     done
     ;;
   *)
-    echo "usage: bash experiments/gpu_session.sh bench | train SECONDS STEPS | watch [SECONDS] | export | infer [CKPT]" >&2
+    echo "usage: bash experiments/gpu_session.sh bench [SECONDS] | train SECONDS STEPS | watch [SECONDS] | export | infer [CKPT]" >&2
     exit 2
     ;;
 esac
