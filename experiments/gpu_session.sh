@@ -144,25 +144,32 @@ case "$cmd" in
     # in what is left, and killed at the deadline: a 15-minute lease is one such call.
     deadline=$(( $(date +%s) + ${1:-540} ))
     setup
-    step() {  # step EST LOG CMD...: run CMD (tee'd to $OUT/LOG) if EST seconds remain
-      local est=$1 log=$2 left; shift 2
+    step() {  # step EST MAX LOG CMD...: run CMD (tee'd to $OUT/LOG) for at most MAX seconds
+      # if EST seconds remain before the deadline
+      local est=$1 max=$2 log=$3 left; shift 3
       left=$(( deadline - $(date +%s) ))
       if [ "$left" -lt "$est" ]; then echo "skipped ($left s left, needs ~$est): $*"; return 1; fi
       echo "== $* ($left s left)" | tee -a "$OUT/$log"
-      timeout "$left" "$@" 2>&1 | tee -a "$OUT/$log"
+      timeout $(( left < max ? left : max )) "$@" 2>&1 | tee -a "$OUT/$log"
     }
-    attention=cudnn  # the issue's kernel; XLA's numbers are the first lease's
-    step 130 bench_train.log python3 experiments/bench_train.py --model=small --attention=cudnn
+    # Measured on the H200 on 2026-11-26 (BUILD_NOTES "Second GPU lease"): the cuDNN train
+    # steps, bench_fit and one `paper` search. Still open, so first: the pipeline with the
+    # head-start-free warm-up, then the `paper` search with one wave of rounds (10 workers for
+    # 10 rounds; 8 left two waves) and SymPy overlapped, as many Strogatz sets as fit in 4 minutes
+    # (the rows print as they finish; a kill loses only the JSON).
+    step 60 90 bench_data.log python3 experiments/bench_data.py --workers=4,8,12,15 --batches=60
+    step 150 240 infer.log python3 experiments/bench_infer.py --preset paper --fitter jax --overlap \
+      --simplify_helpers 1 --workers 10 --json "$OUT/infer_jax_w10.json" --datasets \
+      strogatz_shearflow1,strogatz_bacres1,strogatz_lv1,strogatz_vdp1,strogatz_glider1
+    attention=cudnn  # the issue's kernel
+    step 130 150 bench_train.log python3 experiments/bench_train.py --model=small --attention=cudnn \
+      --gflop=6181.6  # GFLOP/step: `--lower_only --attention=xla` on a CPU (this GPU has no count)
     [ -n "$(rate_of "$OUT/bench_train.log")" ] || attention=xla  # cuDNN failed here
-    step 45 bench_data.log python3 experiments/bench_data.py --workers=12,15 --batches=30
-    step 70 bench_fit.log python3 experiments/bench_fit.py --n=256 --rows=500
-    [ "$attention" = cudnn ] && step 190 bench_train.log \
-      python3 experiments/bench_train.py --model=paper --attention=cudnn
-    step 110 bench_train.log python3 experiments/bench_train.py --model=small --phase=1 \
-      --attention=$attention
-    step 150 infer.log python3 experiments/bench_infer.py --preset paper --fitter jax \
-      --datasets strogatz_shearflow1 --json "$OUT/infer_jax.json"
-    step 40 bench_fit.log python3 experiments/bench_fit.py --n=256 --rows=1000
+    step 110 130 bench_train.log python3 experiments/bench_train.py --model=small --phase=1 \
+      --attention=$attention --gflop=2908.6
+    step 190 200 bench_train.log python3 experiments/bench_train.py --model=paper \
+      --attention=$attention --gflop=48750.6
+    step 70 90 bench_fit.log python3 experiments/bench_fit.py --n=256 --rows=500
     true
     ;;
   go)
@@ -232,11 +239,13 @@ print(','.join(str(max(1 if w == 0 else 50, int(total * w / sum(ratios)))) for w
   infer)
     setup
     ckpt=${1:-lee_jax/weights}
-    # FITTERS=jax OVERLAP=1: one fitter, SymPy overlapped with decoding (a helper per worker)
+    # FITTERS=jax OVERLAP=1: one fitter, SymPy overlapped with decoding (a helper per worker);
+    # INFER_WORKERS=10: one worker per round (the preset's 8 run 10 rounds in two waves)
     for f in ${FITTERS:-scipy jax}; do
       extra=""
-      [ -n "$OVERLAP" ] && extra="--overlap --simplify_helpers=1" && f_tag=${f}_overlap || f_tag=$f
+      [ -n "${OVERLAP:-}" ] && extra="--overlap --simplify_helpers=1" && f_tag=${f}_overlap || f_tag=$f
       python3 experiments/bench_infer.py --checkpoint "$ckpt" --preset paper --fitter $f $extra \
+        ${INFER_WORKERS:+--workers $INFER_WORKERS} \
         --json "$OUT/infer_$f_tag.json" 2>&1 | tee "$OUT/infer_$f_tag.log"
     done
     ;;

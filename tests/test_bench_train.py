@@ -1,0 +1,35 @@
+"""experiments/bench_train.py: the FLOP count behind the MFU, and --gflop where a backend has none."""
+
+import pathlib
+import re
+import subprocess
+import sys
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+SCRIPT = str(REPO / "experiments" / "bench_train.py")
+TINY = ["--model=tiny", "--batch_size=4", "--dtype=float32", "--attention=xla"]
+
+
+def _run(*args):
+  out = subprocess.run([sys.executable, SCRIPT, *TINY, *args], capture_output=True, text=True,
+                       cwd=REPO, timeout=600)
+  assert out.returncode == 0, out.stderr[-2000:]
+  return out.stdout
+
+
+def _gflop(text):
+  return float(re.search(r"([\d.]+) GFLOP/step", text).group(1))
+
+
+def test_lower_only_counts_more_work_in_phase_3_than_phase_1():
+  # phase 3 adds the scatter-only encode and the refine pass to phase 1's losses
+  p1, p3 = _gflop(_run("--phase=1", "--lower_only")), _gflop(_run("--phase=3", "--lower_only"))
+  assert 0 < p1 < p3
+
+
+def test_gflop_flag_sets_the_mfu():
+  text = _run("--phase=1", "--steps=2", "--gflop=500", "--peak=1e12")
+  ms = float(re.search(r"step ([\d.]+) ms", text).group(1))
+  mfu = float(re.search(r"MFU ([\d.]+)%", text).group(1))
+  assert _gflop(text) == 500.0
+  assert abs(mfu - 100 * 500e9 / (ms / 1e3) / 1e12) < 0.05 * mfu + 0.1
