@@ -15,6 +15,8 @@
 #       # diverging run with `pkill -f "phase=al[l]"`: a pattern that does not match itself)
 #   bash experiments/gpu_session.sh bench [SECONDS]  # the benchmarks the issues need, most needed
 #       # first, within SECONDS (default 540: a 15-minute lease's one call) -> $OUT
+#   bash experiments/gpu_session.sh chunk PHASE [SECONDS]  # one phase in one call, from carried
+#       # bf16 params (.ckpt_work/params) and compilation cache: training across 15-min leases
 #   bash experiments/gpu_session.sh train 1500 2000,1200,2000,1200,1600
 #       # starts phases 1-5 in the background (setsid: it outlives the call while the machine
 #       # stays held), with --max_seconds=1500, then watches it for 540 s
@@ -214,6 +216,36 @@ print(','.join(str(max(1 if w == 0 else 50, int(total * w / sum(ratios)))) for w
     sleep 5
     watch $(( t0 + WATCH_END - $(date +%s) ))
     ;;
+  chunk)
+    # chunk PHASE [SECONDS]: one 15-minute lease's training, a phase at a time across leases.
+    # Phase PHASE of $MODEL from the params in $CKPT (default .ckpt_work/params if there, else
+    # lee_jax/weights; .ckpt_work/ is git-ignored: copy an earlier chunk's $OUT/w_phaseN there
+    # as params/ and carry it), a fresh optimizer and a cosine schedule sized to end within
+    # SECONDS (default 450) at RATE steps/s (default 14, the first lease's; STEPS overrides),
+    # then its bf16 export, the logs and the compilation cache (.ckpt_work/jaxcache.tgz in,
+    # $OUT/jaxcache.tgz out: a later chunk on the same kind of card skips the ~60 s compile).
+    phase=${1:?chunk PHASE [SECONDS]}
+    seconds=${2:-450}
+    setup
+    ckpt=${CKPT:-$( [ -f .ckpt_work/params/meta.json ] && echo .ckpt_work/params || echo lee_jax/weights)}
+    export LEE_JAX_COMPILATION_CACHE=/tmp/lee_jaxcache
+    mkdir -p "$RUN" "$LEE_JAX_COMPILATION_CACHE"
+    [ -f .ckpt_work/jaxcache.tgz ] && tar xzf .ckpt_work/jaxcache.tgz -C "$LEE_JAX_COMPILATION_CACHE"
+    steps=${STEPS:-$(( (seconds - 90) * ${RATE:-14} ))}  # ~90 s: compile and pipeline start
+    echo "phase $phase from $ckpt: $steps steps, at most $seconds s"
+    python3 -m lee_jax.train --phase="$phase" --model="$MODEL" --workdir="$RUN" --init=scratch \
+      --init_from="$ckpt" --batch_size="$BATCH" --steps="$steps" --max_seconds="$seconds" \
+      --workers="$WORKERS" --warmup=200 --log_every=100 --save_every=100000 --dtype="$DTYPE" \
+      --align_scale="$ALIGN_SCALE" --align_direction="$ALIGN_DIRECTION" \
+      --align_target="$ALIGN_TARGET" 2>&1 | tee "$RUN/train.log"
+    # a run stopped by --max_seconds exports its params so far to export_partial/
+    src=$RUN/export; [ -f "$src/meta.json" ] || src=$RUN/export_partial
+    JAX_PLATFORMS=cpu python3 -m lee_jax.weights --from "$src" --to "$OUT/w_phase$phase" \
+      --dtype bfloat16 || exit 1
+    cp "$RUN/train.log" "$RUN/metrics.jsonl" "$OUT/" 2>/dev/null
+    tar czf "$OUT/jaxcache.tgz" -C "$LEE_JAX_COMPILATION_CACHE" .
+    ls -la "$OUT" "$OUT/w_phase$phase"
+    ;;
   train)
     seconds=${1:?train SECONDS STEPS (five comma-separated step counts)}
     steps=${2:?train SECONDS STEPS (five comma-separated step counts)}
@@ -250,7 +282,7 @@ print(','.join(str(max(1 if w == 0 else 50, int(total * w / sum(ratios)))) for w
     done
     ;;
   *)
-    echo "usage: bash experiments/gpu_session.sh bench [SECONDS] | train SECONDS STEPS | watch [SECONDS] | export | infer [CKPT]" >&2
+    echo "usage: bash experiments/gpu_session.sh bench [SECONDS] | chunk PHASE [SECONDS] | train SECONDS STEPS | watch [SECONDS] | export | infer [CKPT]" >&2
     exit 2
     ;;
 esac

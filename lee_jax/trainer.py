@@ -291,7 +291,12 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
     if out_of_time:
       save(step, force=True)
       mngr.wait_until_finished()
-      print(f"phase {phase}: --max_seconds spent at step {step}; the same command resumes", flush=True)
+      # Inference params of the unfinished phase too: a run that must hand its model on before
+      # the phase ends (a GPU lease shorter than a phase) has them without the optimizer state.
+      checkpoints.export_params(cfg.workdir / "export_partial", full_params(),
+                                _meta(cfg, phase) | {"step": step, "finished": False})
+      print(f"phase {phase}: --max_seconds spent at step {step}; the same command resumes "
+            f"(params so far in {cfg.workdir / 'export_partial'})", flush=True)
       return {"phase": phase, "step": step, "finished": False, **last}
     save(step)
   save(step, force=True)

@@ -218,3 +218,14 @@ def test_phase2_with_ema_target_resumes_and_records_it(tmp_path):
   assert meta["align_target"] == {"kind": "ema", "decay": 0.99}
   records = metrics_log.read(tmp_path / "metrics.jsonl")
   assert all(0.0 <= r["val_scatter_acc"] <= 1.0 and r["val_align"] >= 0.0 for r in records)
+
+
+def test_deadline_stops_with_a_resumable_checkpoint_and_a_partial_export(tmp_path):
+  out = train.train_phase(_cfg(tmp_path, steps=50, init="scratch"), phase=1, deadline=0.0)
+  assert not out["finished"] and out["step"] == 1
+  assert (tmp_path / "phase1" / "1").is_dir()  # the checkpoint the same command resumes from
+  meta = json.loads((tmp_path / "export_partial" / "meta.json").read_text())
+  assert meta["phase"] == 1 and meta["step"] == 1 and meta["finished"] is False
+  model = checkpoints.load_model(tmp_path / "export_partial")
+  assert model_lib.count_params(model) > 0
+  assert not (tmp_path / "export").exists()  # export/ means a finished phase
