@@ -7,7 +7,7 @@ Prints one line per worker count. The training target is >= 10,000 examples/s on
 
 Workers build batches ahead while the first ones are awaited, so timing right after two
 batches counts that head start as throughput (12 workers on the 2-core box "made" 5,749
-examples/s that way). The default warm-up therefore drains two batches per worker first,
+examples/s that way). The default warm-up therefore drains two batches per worker (and buffer slot) first,
 and the rate is taken over the later half of the timed batches.
 """
 
@@ -18,6 +18,8 @@ from absl import app, flags
 from lee_jax import pipeline
 
 _WORKERS = flags.DEFINE_list("workers", ["0", "2"], "Worker-process counts to measure.")
+_BUFFERS = flags.DEFINE_list("buffers", ["1"], "Finished batches each worker may hold (grain's "
+                             "per_worker_buffer_size) to measure.")
 _BATCH = flags.DEFINE_integer("batch_size", 256, "Examples per batch.")
 _BATCHES = flags.DEFINE_integer("batches", 40, "Batches after the warm-up; the rate is taken "
                                  "over the later half of them.", lower_bound=4)
@@ -26,10 +28,11 @@ _WARMUP = flags.DEFINE_integer("warmup", None, "Untimed batches (worker start-up
 _SEED = flags.DEFINE_integer("seed", 0, "Data seed.")
 
 
-def measure(workers: int) -> float:
-  it = iter(pipeline.batches(pipeline.DataConfig(), _SEED.value, _BATCH.value, workers=workers))
+def measure(workers: int, buffer: int = 1) -> float:
+  it = iter(pipeline.batches(pipeline.DataConfig(), _SEED.value, _BATCH.value, workers=workers,
+                             buffer=buffer))
   try:
-    warmup = 2 + 2 * workers if _WARMUP.value is None else _WARMUP.value
+    warmup = 2 + 2 * workers * buffer if _WARMUP.value is None else _WARMUP.value
     for _ in range(warmup):
       next(it)
     stamps = []
@@ -46,8 +49,10 @@ def measure(workers: int) -> float:
 def main(argv):
   del argv
   for w in _WORKERS.value:
-    rate = measure(int(w))
-    print(f"workers={int(w):3d}  batch={_BATCH.value}  examples/s={rate:,.0f}", flush=True)
+    for b in _BUFFERS.value if int(w) else ["1"]:
+      rate = measure(int(w), int(b))
+      print(f"workers={int(w):3d}  buffer={int(b)}  batch={_BATCH.value}  examples/s={rate:,.0f}",
+            flush=True)
 
 
 if __name__ == "__main__":

@@ -159,7 +159,8 @@ case "$cmd" in
     # head-start-free warm-up, then the `paper` search with one wave of rounds (10 workers for
     # 10 rounds; 8 left two waves) and SymPy overlapped, as many Strogatz sets as fit in 4 minutes
     # (the rows print as they finish; a kill loses only the JSON).
-    step 60 90 bench_data.log python3 experiments/bench_data.py --workers=4,8,12,15 --batches=60
+    step 80 120 bench_data.log python3 experiments/bench_data.py --workers=4,8,12,15 --buffers=1,4 \
+      --batches=60  # a deeper worker buffer: train --data_buffer
     step 150 240 infer.log python3 experiments/bench_infer.py --preset paper --fitter jax --overlap \
       --simplify_helpers 1 --workers 10 --json "$OUT/infer_jax_w10.json" --datasets \
       strogatz_shearflow1,strogatz_bacres1,strogatz_lv1,strogatz_vdp1,strogatz_glider1
@@ -235,7 +236,7 @@ print(','.join(str(max(1 if w == 0 else 50, int(total * w / sum(ratios)))) for w
     echo "phase $phase from $ckpt: $steps steps, at most $seconds s"
     python3 -m lee_jax.train --phase="$phase" --model="$MODEL" --workdir="$RUN" --init=scratch \
       --init_from="$ckpt" --batch_size="$BATCH" --steps="$steps" --max_seconds="$seconds" \
-      --workers="$WORKERS" --warmup=200 --log_every=100 --save_every=100000 --dtype="$DTYPE" \
+      --workers="$WORKERS" --data_buffer="${DATA_BUFFER:-1}" --warmup=200 --log_every=100 --save_every=100000 --dtype="$DTYPE" \
       --align_scale="$ALIGN_SCALE" --align_direction="$ALIGN_DIRECTION" \
       --align_target="$ALIGN_TARGET" 2>&1 | tee "$RUN/train.log"
     # a run stopped by --max_seconds exports its params so far to export_partial/

@@ -130,15 +130,18 @@ def examples(cfg: DataConfig, seed: int) -> grain.MapDataset:
 
 
 def batches(cfg: DataConfig, seed: int, batch_size: int, workers: int = 0,
-            shard: tuple[int, int] = (0, 1)) -> grain.IterDataset:
+            shard: tuple[int, int] = (0, 1), buffer: int = 1) -> grain.IterDataset:
   """Fixed-shape batches as an iterator dataset (checkpointable with get_state/set_state).
 
   shard = (process_index, process_count): each host reads a disjoint slice of the stream.
-  workers > 0 spawns grain worker processes (needs absl flags parsed; see README).
+  workers > 0 spawns grain worker processes (needs absl flags parsed; see README), each
+  holding up to `buffer` finished batches (batches are read from the workers in turn, so a
+  deeper buffer lets the others run on while one draws a slow batch; grain's default is 1).
   """
   index, count = shard
   ds = examples(cfg, seed)[index::count].batch(batch_size, drop_remainder=True)
   it = ds.to_iter_dataset(grain.ReadOptions(num_threads=0))
   if workers > 0:
-    it = it.mp_prefetch(grain.MultiprocessingOptions(num_workers=workers))
+    it = it.mp_prefetch(grain.MultiprocessingOptions(num_workers=workers,
+                                                     per_worker_buffer_size=buffer))
   return it

@@ -47,6 +47,8 @@ _INIT_FROM = flags.DEFINE_string(
     "as the shipped lee_jax/weights, an export/ or a workdir): continue training a released "
     "model. Applies to phase 1, or to every phase with --init=scratch.")
 _WORKERS = flags.DEFINE_integer("workers", 0, "grain worker processes for the data pipeline.")
+_DATA_BUFFER = flags.DEFINE_integer("data_buffer", 1, "Finished batches each grain worker may hold "
+                                    "(experiments/bench_data.py --buffers measures it).", lower_bound=1)
 _LOG_EVERY = flags.DEFINE_integer("log_every", 100, "Steps between progress/metrics lines.")
 _SAVE_EVERY = flags.DEFINE_integer("save_every", 1000, "Steps between checkpoints.")
 _KEEP = flags.DEFINE_integer("keep", 3, "Checkpoints kept per phase.")
@@ -100,7 +102,8 @@ def config_from_flags() -> tuple[TrainConfig, list[int]]:
       workdir=pathlib.Path(_WORKDIR.value).absolute(), batch_size=_BATCH.value, steps=tuple(steps),
       lr=_LR.value, min_lr=_MIN_LR.value, warmup=_WARMUP.value, weight_decay=_WEIGHT_DECAY.value,
       clip_norm=_CLIP.value, seed=_SEED.value, max_seconds=_MAX_SECONDS.value, resume=_RESUME.value,
-      init=_INIT.value, init_from=_INIT_FROM.value, workers=_WORKERS.value, log_every=max(1, _LOG_EVERY.value),
+      init=_INIT.value, init_from=_INIT_FROM.value, workers=_WORKERS.value,
+      data_buffer=_DATA_BUFFER.value, log_every=max(1, _LOG_EVERY.value),
       save_every=max(1, _SAVE_EVERY.value), keep=max(1, _KEEP.value), align_scale=_ALIGN_SCALE.value,
       align_direction=_ALIGN_DIRECTION.value, align_target=_ALIGN_TARGET.value,
       align_ema=_ALIGN_EMA.value, attention=_ATTENTION.value)

@@ -50,6 +50,7 @@ class TrainConfig:
   init: str = "previous"
   init_from: str | None = None  # params to start the first phase from (weights dir or export)
   workers: int = 0
+  data_buffer: int = 1  # finished batches each grain worker may hold
   log_every: int = 100
   save_every: int = 1000
   keep: int = 3
@@ -228,7 +229,8 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
   # --- data: phase-specific stream, this host's slice
   data_cfg = pipeline.DataConfig(max_len=cfg.model_cfg.max_len)
   data_it = iter(pipeline.batches(data_cfg, cfg.seed * 10 + phase, cfg.batch_size // jax.process_count(),
-                                  workers=cfg.workers, shard=sharding.host_shard()))
+                                  workers=cfg.workers, shard=sharding.host_shard(),
+                                  buffer=cfg.data_buffer))
   # One fixed batch of validation-split expressions, probed at every log step.
   val_batch = sharding.shard_batch(next(iter(pipeline.batches(
       dataclasses.replace(data_cfg, split="val"), 7, cfg.batch_size // jax.process_count(),

@@ -47,11 +47,12 @@ def test_iterator_state_resumes_exactly():
   np.testing.assert_array_equal(next(it2)["tokens"], want["tokens"])
 
 
-def test_workers_give_the_same_batches():
+@pytest.mark.parametrize("buffer", [1, 3])
+def test_workers_give_the_same_batches(buffer):
   plain = iter(pipeline.batches(CFG, seed=5, batch_size=4))
-  multi = iter(pipeline.batches(CFG, seed=5, batch_size=4, workers=2))
+  multi = iter(pipeline.batches(CFG, seed=5, batch_size=4, workers=2, buffer=buffer))
   try:
-    for _ in range(2):
+    for _ in range(5):  # past the first round of both workers' buffers
       np.testing.assert_array_equal(next(plain)["tokens"], next(multi)["tokens"])
   finally:
     multi.close()
