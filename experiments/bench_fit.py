@@ -35,7 +35,7 @@ _SUB_ROWS = flags.DEFINE_integer("sub_rows", fit.SUB_ROWS,
 _POLISH = flags.DEFINE_integer("polish", fit.POLISH, "LM steps on all rows after the subsample's.")
 _LBFGS = flags.DEFINE_integer("lbfgs", 300, "L-BFGS-B max iterations (scipy fitter).")
 _UNROLL = flags.DEFINE_integer("unroll", fit.UNROLL, "Program instructions per loop iteration "
-                               "on the accelerator path (select_all; ignored on the CPU path).")
+                               "on the accelerator path (select_all; ignored on the CPU path); 0: all, no loop.")
 _SEED = flags.DEFINE_integer("seed", 0, "Seed.")
 
 

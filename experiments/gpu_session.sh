@@ -173,6 +173,11 @@ case "$cmd" in
     step 190 200 bench_train.log python3 experiments/bench_train.py --model=paper \
       --attention=$attention --gflop=48750.6
     step 70 90 bench_fit.log python3 experiments/bench_fit.py --n=256 --rows=500
+    # the GPU's jax fitter (1.10 ms per candidate) was slower than the CPU's (0.58 ms): each
+    # loop iteration of a program pass may read its predicate back to the host, so fewer
+    for u in 8 0; do  # 8 instructions per iteration; 0: no loop at all
+      step 60 90 bench_fit.log python3 experiments/bench_fit.py --n=256 --rows=500 --unroll=$u
+    done
     true
     ;;
   go)

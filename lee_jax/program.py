@@ -309,7 +309,8 @@ def run_on(buf, classes, lanes, args, roots, used, consts, jacobian: bool = Fals
     return jax.lax.dynamic_update_slice_in_dim(buf, v, first_out + t * W, axis=0)
 
   if select_all:  # a static trip count: no predicate read back per iteration
-    buf = jax.lax.fori_loop(0, T, step, buf, unroll=unroll)
+    # unroll <= 0: the whole schedule as straight-line code (no loop at all; long compiles)
+    buf = jax.lax.fori_loop(0, T, step, buf, unroll=T if unroll <= 0 else unroll)
   else:  # search calls hold few trees, so most of a padded schedule is padding: skip it
     buf = jax.lax.fori_loop(0, used, step, buf)
   out = buf[roots]
@@ -329,7 +330,8 @@ def run(classes, lanes, args, roots, used, consts, X, jacobian: bool = False,
   bucket costs nothing). select_all has no data-dependent control flow: every class is
   computed and selected, and the whole padded schedule runs (for accelerators, where a
   branch or a data-bound loop iteration can cost a host round trip, more than the work);
-  there `unroll` instructions run per loop iteration (fewer iterations, a longer compile).
+  there `unroll` instructions run per loop iteration (fewer iterations, a longer compile;
+  0: all of them, no loop).
   """
   import jax.numpy as jnp
 
