@@ -156,11 +156,19 @@ case "$cmd" in
     }
     # Measured on the H200 on 2026-11-26 (BUILD_NOTES "Second GPU lease"): the cuDNN train
     # steps, bench_fit and one `paper` search. Still open, so first: the pipeline with the
-    # head-start-free warm-up, then the `paper` search with one wave of rounds (10 workers for
-    # 10 rounds; 8 left two waves) and SymPy overlapped, as many Strogatz sets as fit in 4 minutes
-    # (the rows print as they finish; a kill loses only the JSON).
+    # head-start-free warm-up, the jax fitter without per-iteration host reads, then the
+    # `paper` search with one wave of rounds (10 workers for 10 rounds; 8 left two waves) and
+    # SymPy overlapped, as many Strogatz sets as fit in 4 minutes (the rows print as they
+    # finish; a kill loses only the JSON); the train steps again last (an H100 compares them
+    # with the first lease).
     step 80 120 bench_data.log python3 experiments/bench_data.py --workers=4,8,12,15 --buffers=1,4 \
       --batches=60  # a deeper worker buffer: train --data_buffer
+    step 40 90 bench_fit.log python3 experiments/bench_fit.py --n=256 --rows=500
+    # the GPU's jax fitter (1.10 ms per candidate) was slower than the CPU's (0.58 ms): each
+    # loop iteration of a program pass may read its predicate back to the host, so fewer
+    for u in 8 0; do  # 8 instructions per iteration; 0: no loop at all
+      step 40 90 bench_fit.log python3 experiments/bench_fit.py --n=256 --rows=500 --unroll=$u
+    done
     step 150 240 infer.log python3 experiments/bench_infer.py --preset paper --fitter jax --overlap \
       --simplify_helpers 1 --workers 10 --json "$OUT/infer_jax_w10.json" --datasets \
       strogatz_shearflow1,strogatz_bacres1,strogatz_lv1,strogatz_vdp1,strogatz_glider1
@@ -172,12 +180,6 @@ case "$cmd" in
       --attention=$attention --gflop=2908.6
     step 190 200 bench_train.log python3 experiments/bench_train.py --model=paper \
       --attention=$attention --gflop=48750.6
-    step 70 90 bench_fit.log python3 experiments/bench_fit.py --n=256 --rows=500
-    # the GPU's jax fitter (1.10 ms per candidate) was slower than the CPU's (0.58 ms): each
-    # loop iteration of a program pass may read its predicate back to the host, so fewer
-    for u in 8 0; do  # 8 instructions per iteration; 0: no loop at all
-      step 60 90 bench_fit.log python3 experiments/bench_fit.py --n=256 --rows=500 --unroll=$u
-    done
     true
     ;;
   go)
