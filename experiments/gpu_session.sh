@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# One GPU session (device tool: 30 device-minutes, 10 minutes per command, the machine kept
-# only 30 s between calls and 30 min in all) as a few full calls. Run from the repo root on
-# the device machine, with `.whl` carried (../shared/gpu/wheels.sh fetches grain and friends):
+# One GPU session (device tool: 15 device-minutes since 2026-11-26, 30 before, machine start
+# included; 10 minutes per command; the machine kept only 30 s between calls) as a few full
+# calls. Run from the repo root on the device machine, with `.whl` carried
+# (../shared/gpu/wheels.sh fetches grain and friends). A 15-minute lease is one `bench 520`
+# or one `chunk PHASE`; `go`/`train`/`watch` need a 30-minute one.
 #
-#   bash experiments/gpu_session.sh go [MINUTES]     # the whole lease in 3 calls: benchmarks,
+#   bash experiments/gpu_session.sh go [MINUTES]     # a 30-min lease in 3 calls: benchmarks,
 #       # then phases 1-5 in the background, sized from the measured step rate to end MINUTES
 #       # (default 23) after this call began; then `watch` twice more. While it trains, each
 #       # finished phase's export searches Strogatz (`fast`, 2 shards, evaluate_exports), so
