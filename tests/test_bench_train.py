@@ -5,6 +5,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 REPO = pathlib.Path(__file__).resolve().parents[1]
 SCRIPT = str(REPO / "experiments" / "bench_train.py")
 TINY = ["--model=tiny", "--batch_size=4", "--dtype=float32", "--attention=xla"]
@@ -21,12 +23,14 @@ def _gflop(text):
   return float(re.search(r"([\d.]+) GFLOP/step", text).group(1))
 
 
+@pytest.mark.slow
 def test_lower_only_counts_more_work_in_phase_3_than_phase_1():
   # phase 3 adds the scatter-only encode and the refine pass to phase 1's losses
   p1, p3 = _gflop(_run("--phase=1", "--lower_only")), _gflop(_run("--phase=3", "--lower_only"))
   assert 0 < p1 < p3
 
 
+@pytest.mark.slow
 def test_gflop_flag_sets_the_mfu():
   text = _run("--phase=1", "--steps=2", "--gflop=500", "--peak=1e12")
   ms = float(re.search(r"step ([\d.]+) ms", text).group(1))

@@ -220,6 +220,7 @@ def test_phase2_with_ema_target_resumes_and_records_it(tmp_path):
   assert all(0.0 <= r["val_scatter_acc"] <= 1.0 and r["val_align"] >= 0.0 for r in records)
 
 
+@pytest.mark.slow
 def test_deadline_stops_with_a_resumable_checkpoint_and_a_partial_export(tmp_path):
   out = train.train_phase(_cfg(tmp_path, steps=50, init="scratch"), phase=1, deadline=0.0)
   assert not out["finished"] and out["step"] == 1
