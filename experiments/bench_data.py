@@ -7,8 +7,8 @@ Prints one line per worker count. The training target is >= 10,000 examples/s on
 
 Workers build batches ahead while the first ones are awaited, so timing right after two
 batches counts that head start as throughput (12 workers on the 2-core box "made" 5,749
-examples/s that way). The default warm-up therefore drains two batches per worker (and buffer slot) first,
-and the rate is taken over the later half of the timed batches.
+examples/s that way). The default warm-up therefore drains two batches per worker and
+buffer slot first, and the rate is taken over the later half of the timed batches.
 """
 
 import time

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import pathlib
+import shutil
 import time
 from typing import Any, NamedTuple
 
@@ -308,6 +309,7 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
   # Each phase's final params stay too: a later phase can be worse (phase 2's collapse at
   # small scale, BUILD_NOTES), and the export/ above is overwritten by the next phase.
   checkpoints.export_params(cfg.workdir / f"export_phase{phase}", params, meta)
+  shutil.rmtree(cfg.workdir / "export_partial", ignore_errors=True)  # superseded
   print(f"phase {phase}: done at step {step} in {_fmt_time(time.time() - t_start)}; "
         f"inference params in {export}", flush=True)
   if hasattr(data_it, "close"):

@@ -222,7 +222,7 @@ def test_phase2_with_ema_target_resumes_and_records_it(tmp_path):
 
 @pytest.mark.slow
 def test_deadline_stops_with_a_resumable_checkpoint_and_a_partial_export(tmp_path):
-  out = train.train_phase(_cfg(tmp_path, steps=50, init="scratch"), phase=1, deadline=0.0)
+  out = train.train_phase(_cfg(tmp_path, steps=3, init="scratch"), phase=1, deadline=0.0)
   assert not out["finished"] and out["step"] == 1
   assert (tmp_path / "phase1" / "1").is_dir()  # the checkpoint the same command resumes from
   meta = json.loads((tmp_path / "export_partial" / "meta.json").read_text())
@@ -230,3 +230,6 @@ def test_deadline_stops_with_a_resumable_checkpoint_and_a_partial_export(tmp_pat
   model = checkpoints.load_model(tmp_path / "export_partial")
   assert model_lib.count_params(model) > 0
   assert not (tmp_path / "export").exists()  # export/ means a finished phase
+  out = train.train_phase(_cfg(tmp_path, steps=3, init="scratch"), phase=1)  # resumes, ends
+  assert out["finished"] and out["step"] == 3
+  assert (tmp_path / "export" / "meta.json").is_file() and not (tmp_path / "export_partial").exists()
