@@ -245,8 +245,9 @@ print(','.join(str(max(1 if w == 0 else 50, int(total * w / sum(ratios)))) for w
     echo "phase $phase from $ckpt: $steps steps, at most $seconds s"
     python3 -m lee_jax.train --phase="$phase" --model="$MODEL" --workdir="$RUN" --init=scratch \
       --init_from="$ckpt" --batch_size="$BATCH" --steps="$steps" --max_seconds="$seconds" \
-      --workers="$WORKERS" --data_buffer="${DATA_BUFFER:-1}" --warmup=200 --log_every=100 --save_every=100000 --dtype="$DTYPE" \
-      --align_scale="$ALIGN_SCALE" --align_direction="$ALIGN_DIRECTION" \
+      --workers="$WORKERS" --data_buffer="${DATA_BUFFER:-1}" --warmup=200 --log_every=100 \
+      --save_every=100000 --dtype="$DTYPE" --align_scale="$ALIGN_SCALE" \
+      --align_direction="$ALIGN_DIRECTION" \
       --align_target="$ALIGN_TARGET" 2>&1 | tee "$RUN/train.log"
     # a run stopped by --max_seconds exports its params so far to export_partial/
     src=$RUN/export; [ -f "$src/meta.json" ] || src=$RUN/export_partial
