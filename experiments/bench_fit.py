@@ -36,6 +36,8 @@ _POLISH = flags.DEFINE_integer("polish", fit.POLISH, "LM steps on all rows after
 _LBFGS = flags.DEFINE_integer("lbfgs", 300, "L-BFGS-B max iterations (scipy fitter).")
 _UNROLL = flags.DEFINE_integer("unroll", fit.UNROLL, "Program instructions per loop iteration "
                                "on the accelerator path (select_all; ignored on the CPU path); 0: all, no loop.")
+_PIPELINED = flags.DEFINE_bool("pipelined", True, "Dispatch every LM call of a batch before "
+                                "reading any back (false: each read back before the next).")
 _SEED = flags.DEFINE_integer("seed", 0, "Seed.")
 
 
@@ -82,7 +84,8 @@ def main(argv):
   t_fd = (time.perf_counter() - t) / len(cands)
   def fit_jax(X, y, nodes):
     return fit.fit_batch(nodes, X, y, _STEPS.value, _RESTARTS.value, sub_rows=_SUB_ROWS.value,
-                         polish=_POLISH.value, unroll=_UNROLL.value)
+                         polish=_POLISH.value, unroll=_UNROLL.value,
+                         pipelined=_PIPELINED.value)
 
   for X, y, nodes in groups:  # compile every shape bucket first
     fit_jax(X, y, nodes)

@@ -274,7 +274,8 @@ def _lm_jit(steps: int, polish: int, select_all: bool, unroll: int = 1):
 def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20,
               restarts: int = 2, seed: int = 0, select_all: bool | None = None,
               sub_rows: int = SUB_ROWS, polish: int = POLISH,
-              weights: np.ndarray | None = None, unroll: int = UNROLL) -> list[FitResult]:
+              weights: np.ndarray | None = None, unroll: int = UNROLL,
+              pipelined: bool = True) -> list[FitResult]:
   """Fit every node's constants at once on the device; one FitResult per node (aligned).
   With per-row weights the objective is the weighted mean squared error.
 
@@ -285,6 +286,8 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20
   scipy L-BFGS-B in float64 (`fit_constants`). select_all
   (default: on accelerators) evaluates every operator per instruction instead of branching,
   over the whole padded schedule (program.run), `unroll` instructions per loop iteration.
+  pipelined=False reads each call back before scheduling the next (the order before the
+  twelfth session; `bench_fit.py --pipelined=false` times the difference).
   """
   import jax
 
@@ -305,12 +308,18 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20
       groups.setdefault(next(m for m in _SLOTS if n_c <= m), []).append((i, node))
   # One call per slot count: each slot is a forward-mode channel over every lane, so a single
   # 5-constant candidate would otherwise make the whole batch pay for 8.
+  # Every call is dispatched before any is read back: JAX runs them asynchronously, so
+  # the host schedules the next call and checks the last one in float64 while the device
+  # (or XLA's thread on the CPU) runs the LM.
+  calls = []  # (part, its FitResults, or the started call they come from when pipelined)
   for mc, items in sorted(groups.items()):
     for part, prog in _parts(items, X.shape[1], mc):
-      results = _fit_group([n for _, n in part], prog, X, y, w, steps, restarts, seed + mc,
-                           select_all, sub_rows, polish, unroll)
-      for (i, _), r in zip(part, results):
-        out[i] = r
+      started = _start_group([n for _, n in part], prog, X, y, w, steps, restarts, seed + mc,
+                             select_all, sub_rows, polish, unroll)
+      calls.append((part, started if pipelined else _finish_group(*started)))
+  for part, results in calls:
+    for (i, _), r in zip(part, _finish_group(*results) if pipelined else results):
+      out[i] = r
   return out  # type: ignore[return-value]
 
 
@@ -350,12 +359,12 @@ def _padded_rows(X, y, w, m: int):
   return Xp, yp, wp
 
 
-def _fit_group(nodes, prog, X, y, w, steps: int, restarts: int, seed: int,
-               select_all: bool, sub_rows: int, polish: int, unroll: int) -> list[FitResult]:
-  """LM on one compiled call (`prog` schedules `nodes`, padded); one FitResult per node.
+def _start_group(nodes, prog, X, y, w, steps: int, restarts: int, seed: int,
+                 select_all: bool, sub_rows: int, polish: int, unroll: int) -> tuple:
+  """Dispatches LM on one compiled call (`prog` schedules `nodes`, padded) without waiting
+  for it; `_finish_group(*returned)` gives one FitResult per node.
   w: row weights of mean 1 (`row_weights`), or None."""
   from lee_jax import evaluate
-  from lee_jax import program
 
   b, mc = len(prog.roots), prog.n_consts
   cmask = np.zeros((b, mc), bool)
@@ -378,9 +387,17 @@ def _fit_group(nodes, prog, X, y, w, steps: int, restarts: int, seed: int,
     pick = np.sort(rng.choice(n, sub_rows, replace=False))
     Xs, ys, ws = _padded_rows(X[pick], y[pick], None if w is None else w[pick], sub_rows)
   with np.errstate(over="ignore"):
-    c, f, n_steps = _lm_jit(steps, polish, select_all, unroll)(*prog.arrays(), cmask, starts, Xp, yp,
-                                                       wp, Xs, ys, ws)
-  c, f, n_steps = np.asarray(c, np.float64), np.asarray(f, np.float64), int(n_steps)
+    lm = _lm_jit(steps, polish, select_all, unroll)(*prog.arrays(), cmask, starts, Xp, yp,
+                                                    wp, Xs, ys, ws)
+  return nodes, prog, X, y, w, cmask, c0, lm
+
+
+def _finish_group(nodes, prog, X, y, w, cmask, c0, lm) -> list[FitResult]:
+  """Waits for a `_start_group` call and checks its winners in float64."""
+  from lee_jax import program
+
+  b = len(prog.roots)
+  c, f, n_steps = np.asarray(lm[0], np.float64), np.asarray(lm[1], np.float64), int(lm[2])
   # The float32 winner is checked in float64 against the decoded start: float32 can accept
   # constants whose float64 values are far worse (cancellation near a pole), and the
   # returned nmse must mean what scipy's does. Both are evaluated at once on the host

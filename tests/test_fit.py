@@ -104,6 +104,28 @@ def test_batched_jax_fitter_matches_scipy_on_the_same_candidates():
     np.testing.assert_allclose(a.values, b.values, rtol=1e-3, atol=1e-4)
 
 
+def test_pipelined_calls_give_each_node_its_own_fit():
+  # Two slot classes (1-2 and 3-8 constants) are two LM calls, both dispatched before either
+  # is read back; each node must get the same result as when every call is read back at once.
+  rng = np.random.default_rng(5)
+  X = rng.uniform(-2, 2, (200, 2))
+  y = 1.5 * np.cos(0.8 * X[:, 0]) - 0.4 * X[:, 1] + 0.9
+  nodes = [E.from_prefix(t.split()) for t in (
+      "add mul C cos mul C x0 add mul C x1 C",  # 4 constants: the 8-slot call
+      "add mul C x1 C",  # 2 constants: the 2-slot call
+      "mul C cos x0",
+      "add add mul C x0 mul C x1 C",  # 3 constants
+  )]
+  piped = fit.fit_batch(nodes, X, y, steps=30, restarts=2)
+  serial = fit.fit_batch(nodes, X, y, steps=30, restarts=2, pipelined=False)
+  for node, a, b in zip(nodes, piped, serial):
+    assert a.ok and b.ok
+    assert len(a.values) == len(E.constants(node))
+    np.testing.assert_array_equal(a.values, b.values)
+    assert a.nmse == b.nmse
+  np.testing.assert_allclose(piped[0].values, [1.5, 0.8, -0.4, 0.9], rtol=1e-4)
+
+
 def test_subsampled_lm_polishes_to_the_all_rows_fit():
   # 1,000 rows: LM steps on 128 of them, then polish steps on all; the result is the all-rows
   # least-squares fit (noisy data: the subsample's own optimum is ~1% off, beyond rtol).
