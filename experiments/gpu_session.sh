@@ -182,6 +182,9 @@ case "$cmd" in
       --attention=$attention --gflop=2908.6
     step 190 200 bench_train.log python3 experiments/bench_train.py --model=paper \
       --attention=$attention --gflop=48750.6
+    # fit_batch reads its LM calls back only after dispatching all (twelfth session; 8% on the
+    # CPU); the old order, to see what the overlap buys where a call is a host round trip
+    step 40 90 bench_fit.log python3 experiments/bench_fit.py --n=256 --rows=500 --pipelined=false
     true
     ;;
   go)
