@@ -446,12 +446,34 @@ class Round:
       self.note_iterative_best()
     return self.result()
 
+  def snapped(self, c: pool_lib.Candidate) -> pool_lib.Candidate:
+    """c with its near-0 and near-integer constants snapped (`fit.snap_constants`) and
+    rescored, or c itself when no snap is free or the snapped formula is not bounded."""
+    node = fit.snap_constants(c.node, *self.fit_rows, weights=self.fit_weights)
+    if node is c.node:
+      return c
+    if self.probe is not None and not score.bounded(node, self.probe, *self.fit_rows):
+      return c  # e.g. 1/(x + 1e-5) -> 1/x: a pole the fit rows do not see
+    try:
+      ids, consts = score.ids_and_consts(node, self.engine.cfg.max_len)
+    except ValueError:
+      return c
+    rt, rv = (float(score.batched_r2(ids[None], consts[None], rows)[0])
+              for rows in (self.train_rows, self.val_rows))
+    if not (np.isfinite(rt) and np.isfinite(rv)):
+      return c
+    cx = complexity.complexity(node)
+    return dataclasses.replace(c, node=node, ids=ids, consts=consts, r2_train=rt, r2_val=rv,
+                               complexity=cx, score=score.search_score(rt, cx, self.cfg.alpha))
+
   def result(self) -> RoundResult:
     """The round's answer and records from its current state."""
     # The baselines stay candidates after the pool evicts them: when every pool entry is
     # worse on validation than a constant, the constant is the safer answer.
-    final = self.pool.entries + self.floor
-    iterative_best = self.iterative_best
+    with self.timer("score"):
+      pool = [self.snapped(c) for c in self.pool.entries]
+      final = pool + [self.snapped(c) for c in self.floor]
+      iterative_best = None if self.iterative_best is None else self.snapped(self.iterative_best)
     if self.probe is not None:
       # A second, denser look before a formula becomes the answer: a pole along a curve
       # (x = sin y) can slip between one draw of probe points, and one such winner costs
@@ -465,7 +487,7 @@ class Round:
     winner = pool_lib.select_winner(final, iterative_best)
     best = pool_lib.best_by_val(final)
     fallback = winner is not None and best is not None and winner is not best
-    return RoundResult(self.round_index, self.seed, winner, list(self.pool.entries),
+    return RoundResult(self.round_index, self.seed, winner, pool,
                        dict(self.failures), dict(self.timer.seconds), self.candidates, len(self.seen),
                        self.history, fallback, self.champion_ids, self.timed_out)
 

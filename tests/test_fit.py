@@ -126,6 +126,24 @@ def test_pipelined_calls_give_each_node_its_own_fit():
   np.testing.assert_allclose(piped[0].values, [1.5, 0.8, -0.4, 0.9], rtol=1e-4)
 
 
+def test_snapping_removes_dead_terms_and_unit_factors_only():
+  rng = np.random.default_rng(2)
+  X = rng.uniform(-3, 3, (300, 2))
+  def snapped(text):
+    node = _tree(text)
+    return E.constants(fit.snap_constants(node, X, evaluate.evaluate_numpy(node, X)))
+  # a dead term (its constant -> 0) and a factor of 1.0000001 (-> 1)
+  assert snapped("-2.075*cos(x1)**3 + 3.642e-188*exp(-x0)") == [0.0, -2.075]
+  assert snapped("1.0000001*x0*x1 - 1.783e-10*x0 + x1") == [0.0, 1.0]
+  # constants that change the fit stay: a small real coefficient, and one near a pole
+  assert snapped("-3.289e-6*x0*(x0 - 2.42e4)") == pytest.approx([-3.289e-6, -2.42e4])
+  node = _tree("1/(x0 + 1e-5)")
+  assert fit.snap_constants(node, X, evaluate.evaluate_numpy(node, X)) is node
+  # all snaps of a node together cost at most tol: of two terms that each cost ~4e-10 of
+  # the NMSE, one goes
+  assert snapped("x0 + 2e-5*x1 + 2e-5*x1**2") == [0.0, 2e-5]
+
+
 def test_subsampled_lm_polishes_to_the_all_rows_fit():
   # 1,000 rows: LM steps on 128 of them, then polish steps on all; the result is the all-rows
   # least-squares fit (noisy data: the subsample's own optimum is ~1% off, beyond rtol).

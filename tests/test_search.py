@@ -268,6 +268,32 @@ def test_a_pole_that_reached_the_pool_does_not_become_the_answer(eng):
   assert rnd.result().winner is c
 
 
+def test_the_answer_loses_a_fitted_term_that_changes_nothing(eng):
+  # 1.5 x0 + 3e-12 x1, as a fitter can leave it: the round's answer drops the dead term (its
+  # constant snapped to 0), so its complexity is that of 1.5 x0, at the same R2.
+  from lee_jax import complexity
+  rng = np.random.default_rng(1)
+  X = rng.uniform(-3, 3, (300, 2))
+  d = search.SearchData(X[:200], 1.5 * X[:200, 0], X[200:], 1.5 * X[200:, 0])
+  rnd = search.Round(eng, d, helpers.SMALL_SEARCH, "oneshot", 0, seed=0)
+  (c,) = rnd.evaluate(np.asarray([_ids("add mul C x0 mul C x1")], np.int32), "init", 0)
+  node = E.with_constants(c.node, [1.5, 3e-12])
+  dead = dataclasses.replace(c, node=node, complexity=complexity.complexity(node))
+  assert dead.complexity == 7
+  rnd.pool.entries, rnd.floor = [dead], []
+  res = rnd.result()
+  assert E.constants(res.winner.node) == [1.5, 0.0]
+  assert res.winner.complexity == 3 and res.winner.r2_val > 1 - 1e-9
+  assert res.pool == [res.winner]
+  # A small constant that matters stays: 5e-5 x1 is 0.5% of 0.01 x0 + 5e-5 x1.
+  d2 = search.SearchData(X[:200], 0.01 * X[:200, 0] + 5e-5 * X[:200, 1], X[200:],
+                         0.01 * X[200:, 0] + 5e-5 * X[200:, 1])
+  rnd2 = search.Round(eng, d2, helpers.SMALL_SEARCH, "oneshot", 0, seed=0)
+  (c2,) = rnd2.evaluate(np.asarray([_ids("add mul C x0 mul C x1")], np.int32), "init", 0)
+  rnd2.pool.entries, rnd2.floor = [c2], []
+  assert rnd2.result().winner is c2
+
+
 def test_the_baseline_floor_wins_when_every_pool_entry_fails_validation(eng, data):
   rnd = search.Round(eng, data, helpers.SMALL_SEARCH, "oneshot", 0, seed=0)
   rnd.init_pool()
