@@ -160,47 +160,65 @@ def fit_constants(node: E.Node, X: np.ndarray, y: np.ndarray, max_iter: int,
 
 # --- snapping fitted constants ---------------------------------------------------------------
 
-SNAP_TOL = 1e-9  # NMSE (a fraction of the target's variance) all snaps of a node may cost
+SNAP_TOL = 1e-9  # NMSE (a fraction of the target's variance) all of a node's snaps may cost
 SNAP_NEAR = 1e-4  # constants tried: |c| <= this (-> 0), or this close, relatively, to an integer
+
+
+def _without_one_term(node: E.Node):
+  """Every tree that is `node` with one operand of one of its sums dropped
+  (add(a, b) -> a or b; sub(a, b) -> a or neg(b)), outermost sums first."""
+  if node.name in ("add", "sub"):
+    a, b = node.children
+    yield a
+    yield b if node.name == "add" else E.op("neg", b)
+  for i, child in enumerate(node.children):
+    for v in _without_one_term(child):
+      yield E.Node(node.name, node.children[:i] + (v,) + node.children[i + 1:], node.value)
 
 
 def snap_constants(node: E.Node, X: np.ndarray, y: np.ndarray,
                    weights: np.ndarray | None = None, tol: float = SNAP_TOL) -> E.Node:
-  """The node with each fitted constant near 0 or an integer set to it, where all such
-  snaps together raise its NMSE on (X, y) by at most `tol`; the node itself if none does.
+  """The node without the terms and constants that change nothing measurable: summands
+  dropped, then fitted constants near 0 or an integer set to it, where all of it together
+  raises the NMSE on (X, y) by at most `tol`; the node itself if nothing goes.
 
-  Either fitter can leave a term it could not remove (3.6e-188 * exp(-x), x - 3.4e-7) or a
-  factor of 1.0000002: each costs nodes in the answer, none changes a prediction. Integer
-  constants cancel in SymPy (`complexity.constant_pattern` keeps them), so a snapped term or
-  factor drops out of the simplified formula and its complexity.
+  Either fitter can only shrink a term that should vanish (3.6e-188 * exp(-x), written
+  exp(-431 - x) in the tree; x - 3.4e-7) or leave a factor of 1.0000002: each costs nodes in
+  the answer, none changes a prediction. Integer constants cancel in SymPy
+  (`complexity.constant_pattern` keeps them), so a snapped factor drops out of the
+  simplified formula and its complexity.
   """
   from lee_jax import evaluate  # deferred like the JAX fitter's imports
 
-  values = [float(v) for v in E.constants(node)]
-  if not values:
-    return node
   X, y = np.asarray(X, np.float64), np.asarray(y, np.float64)
   w = row_weights(weights, len(y))
   var = max(_weighted_var(y, w), 1e-12)
 
-  def nmse(vals):
+  def nmse(tree: E.Node) -> float:
     with np.errstate(all="ignore"):
-      r = evaluate.evaluate_numpy(E.with_constants(node, vals), X) - y
+      r = evaluate.evaluate_numpy(tree, X) - y
       e = float(np.mean(r ** 2 if w is None else w * r ** 2)) / var
     return e if np.isfinite(e) else np.inf
 
-  limit = nmse(values) + tol  # measured from the fit, so snaps cannot add up past tol
+  limit = nmse(node) + tol  # measured from the fit, so the changes cannot add up past tol
   if not np.isfinite(limit):
     return node
-  changed = False
+  out = node
+  while True:  # each accepted drop shortens the tree
+    shorter = next((t for t in _without_one_term(out) if nmse(t) <= limit), None)
+    if shorter is None:
+      break
+    out = shorter
+  values = [float(v) for v in E.constants(out)]
   for i, v in enumerate(values):
     target = 0.0 if abs(v) <= SNAP_NEAR else float(np.round(v))
     if target == v or abs(v - target) > SNAP_NEAR * max(1.0, abs(v)):
       continue
     trial = values[:i] + [target] + values[i + 1:]
-    if nmse(trial) <= limit:
-      values, changed = trial, True
-  return E.with_constants(node, values) if changed else node
+    if nmse(E.with_constants(out, trial)) <= limit:
+      values = trial
+  out = E.with_constants(out, values)
+  return node if out == node else out
 
 
 # --- batched JAX fitter (--fitter=jax) -------------------------------------------------------
