@@ -158,7 +158,7 @@ def fit_constants(node: E.Node, X: np.ndarray, y: np.ndarray, max_iter: int,
     return FitResult(node, start, np.inf, 0, False, f"error: {type(e).__name__}")
 
 
-# --- snapping fitted constants ---------------------------------------------------------------
+# --- snapping a fitted formula: negligible terms, near-integer constants ---------------------
 
 SNAP_TOL = 1e-9  # NMSE (a fraction of the target's variance) all of a node's snaps may cost
 SNAP_NEAR = 1e-4  # constants tried: |c| <= this (-> 0), or this close, relatively, to an integer
@@ -176,7 +176,7 @@ def _without_one_term(node: E.Node):
       yield E.Node(node.name, node.children[:i] + (v,) + node.children[i + 1:], node.value)
 
 
-def snap_constants(node: E.Node, X: np.ndarray, y: np.ndarray,
+def snap(node: E.Node, X: np.ndarray, y: np.ndarray,
                    weights: np.ndarray | None = None, tol: float = SNAP_TOL) -> E.Node:
   """The node without the terms and constants that change nothing measurable: summands
   dropped, then fitted constants near 0 or an integer set to it, where all of it together

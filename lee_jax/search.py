@@ -447,9 +447,10 @@ class Round:
     return self.result()
 
   def snapped(self, c: pool_lib.Candidate) -> pool_lib.Candidate:
-    """c with its near-0 and near-integer constants snapped (`fit.snap_constants`) and
-    rescored, or c itself when no snap is free or the snapped formula is not bounded."""
-    node = fit.snap_constants(c.node, *self.fit_rows, weights=self.fit_weights)
+    """c without the summands it does not need and with its near-0 and near-integer
+    constants snapped (`fit.snap`), rescored; c itself when nothing goes for free or the
+    snapped formula is not bounded."""
+    node = fit.snap(c.node, *self.fit_rows, weights=self.fit_weights)
     if node is c.node:
       return c
     if self.probe is not None and not score.bounded(node, self.probe, *self.fit_rows):

@@ -131,7 +131,7 @@ def test_snapping_removes_dead_terms_and_unit_factors_only():
   X = rng.uniform(-3, 3, (300, 2))
   def snapped(text):
     node = _tree(text)
-    return E.constants(fit.snap_constants(node, X, evaluate.evaluate_numpy(node, X)))
+    return E.constants(fit.snap(node, X, evaluate.evaluate_numpy(node, X)))
   # dead terms go, a factor of 1.0000001 becomes 1, x - 3.4e-7 becomes x
   assert snapped("-2.075*cos(x1)**3 + 3.642e-188*exp(-x0)") == [-2.075]
   assert snapped("1.0000001*x0*x1 - 1.783e-10*x0 + x1") == [1.0]
@@ -139,7 +139,7 @@ def test_snapping_removes_dead_terms_and_unit_factors_only():
   # constants that change the fit stay: a small real coefficient, and one near a pole
   assert snapped("-3.289e-6*x0*(x0 - 2.42e4)") == pytest.approx([-3.289e-6, -2.42e4])
   node = _tree("1/(x0 + 1e-5)")
-  assert fit.snap_constants(node, X, evaluate.evaluate_numpy(node, X)) is node
+  assert fit.snap(node, X, evaluate.evaluate_numpy(node, X)) is node
   # a dead summand whose constant is not small (exp(-431 - x0) = 3.6e-188 exp(-x0)) goes
   assert snapped("-2.075*cos(x1)**3 + exp(-431 - x0)") == [-2.075]
   # all drops and snaps of a node together cost at most tol: of two terms that each cost
