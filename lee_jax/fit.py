@@ -106,6 +106,17 @@ def _weighted_var(y: np.ndarray, w: np.ndarray | None) -> float:
   return float(np.mean(w * (y - np.mean(w * y)) ** 2))
 
 
+def _nmse(tree: E.Node, X: np.ndarray, y: np.ndarray, w: np.ndarray | None,
+          scale: float) -> float:
+  """(Weighted) mean squared error of a plain float64 evaluation of `tree`, over `scale`;
+  inf when it is not finite."""
+  from lee_jax import evaluate  # deferred: evaluate imports JAX
+  with np.errstate(all="ignore"):
+    r = evaluate.evaluate_numpy(tree, X) - y
+    f = float(np.mean(r * r if w is None else w * r * r)) / scale
+  return f if np.isfinite(f) else np.inf
+
+
 def fit_constants(node: E.Node, X: np.ndarray, y: np.ndarray, max_iter: int,
                   exact_gradient: bool = True, weights: np.ndarray | None = None) -> FitResult:
   """Fit the constants of `node` to (X, y), starting from its current values; with per-row
@@ -120,10 +131,7 @@ def fit_constants(node: E.Node, X: np.ndarray, y: np.ndarray, max_iter: int,
   scale = max(_weighted_var(y, w), 1e-12)
 
   def value(c):  # the finite-difference path: a plain evaluation, as the paper's reference
-    from lee_jax import evaluate  # deferred: evaluate imports JAX
-    with np.errstate(all="ignore"):
-      r = evaluate.evaluate_numpy(E.with_constants(node, c), X) - y
-      f = float(np.mean(r * r if w is None else w * r * r)) / scale
+    f = _nmse(E.with_constants(node, c), X, y, w, scale)
     return f if np.isfinite(f) else _BAD
 
   def objective(c):
@@ -188,17 +196,12 @@ def snap(node: E.Node, X: np.ndarray, y: np.ndarray,
   (`complexity.constant_pattern` keeps them), so a snapped factor drops out of the
   simplified formula and its complexity.
   """
-  from lee_jax import evaluate  # deferred like the JAX fitter's imports
-
   X, y = np.asarray(X, np.float64), np.asarray(y, np.float64)
   w = row_weights(weights, len(y))
   var = max(_weighted_var(y, w), 1e-12)
 
   def nmse(tree: E.Node) -> float:
-    with np.errstate(all="ignore"):
-      r = evaluate.evaluate_numpy(tree, X) - y
-      e = float(np.mean(r ** 2 if w is None else w * r ** 2)) / var
-    return e if np.isfinite(e) else np.inf
+    return _nmse(tree, X, y, w, var)
 
   limit = nmse(node) + tol  # measured from the fit, so the changes cannot add up past tol
   if not np.isfinite(limit):
