@@ -5,9 +5,10 @@
 Candidates are grammar expressions (App. F) fitted to data from a related expression: half
 are the true skeleton with its constants perturbed by up to +-50% (a fit that should reach
 R2 ~ 1), half another grammar skeleton over the same variables (an approximate fit). Each
-fitter sees the same candidates in calls of --batch (as the search hands them over); the JAX
-fitter is timed after a compile warm-up. Prints time per candidate and the final train R2 of
-both, with the paired differences (jax - scipy).
+fitter sees the same candidates in calls of --batch (as the search hands them over); each
+fitter's time is the median of --repeats alternating passes, the JAX fitter's after a compile
+warm-up. Prints time per candidate and the final train R2 of both, with the paired
+differences (jax - scipy).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ _UNROLL = flags.DEFINE_integer("unroll", fit.UNROLL, "Program instructions per l
                                "on the accelerator path (select_all; ignored on the CPU path); 0: all, no loop.")
 _PIPELINED = flags.DEFINE_bool("pipelined", True, "Dispatch every LM call of a batch before "
                                 "reading any back (false: each read back before the next).")
+_REPEATS = flags.DEFINE_integer("repeats", 3, "Timed passes per fitter (the median is reported).")
 _SEED = flags.DEFINE_integer("seed", 0, "Seed.")
 
 
@@ -65,6 +67,13 @@ def make_groups(n: int, batch: int, rows: int, rng: np.random.Generator):
   return groups
 
 
+def timed(run):
+  """(run(), seconds it took)."""
+  t = time.perf_counter()
+  out = run()
+  return out, time.perf_counter() - t
+
+
 def r2_of(node, X, y) -> float:
   """Train R2 clipped to [-1, 1] as the search scores it (a pole gives R2 = -1e21 with either
   fitter; unclipped, such pairs would swamp the paired differences)."""
@@ -76,12 +85,6 @@ def main(argv):
   rng = np.random.default_rng(_SEED.value)
   groups = make_groups(_N.value, _BATCH.value, _ROWS.value, rng)
   cands = [(node, X, y) for X, y, nodes in groups for node in nodes]
-  t = time.perf_counter()
-  sp = [fit.fit_constants(n, X, y, _LBFGS.value) for n, X, y in cands]
-  t_scipy = (time.perf_counter() - t) / len(cands)
-  t = time.perf_counter()
-  fd = [fit.fit_constants(n, X, y, _LBFGS.value, exact_gradient=False) for n, X, y in cands]
-  t_fd = (time.perf_counter() - t) / len(cands)
   def fit_jax(X, y, nodes):
     return fit.fit_batch(nodes, X, y, _STEPS.value, _RESTARTS.value, sub_rows=_SUB_ROWS.value,
                          polish=_POLISH.value, unroll=_UNROLL.value,
@@ -89,9 +92,17 @@ def main(argv):
 
   for X, y, nodes in groups:  # compile every shape bucket first
     fit_jax(X, y, nodes)
-  t = time.perf_counter()
-  jx = [r for X, y, nodes in groups for r in fit_jax(X, y, nodes)]
-  t_jax = (time.perf_counter() - t) / len(cands)
+  # Passes of the three fitters alternate; each fitter's time is its median pass (one pass
+  # can hold a garbage-collector sweep of every tree made so far: 0.15 s in one 0.2 s pass).
+  times: dict[str, list[float]] = {"sp": [], "fd": [], "jx": []}
+  for _ in range(_REPEATS.value):
+    sp, t_scipy = timed(lambda: [fit.fit_constants(n, X, y, _LBFGS.value) for n, X, y in cands])
+    fd, t_fd = timed(lambda: [fit.fit_constants(n, X, y, _LBFGS.value, exact_gradient=False)
+                              for n, X, y in cands])
+    jx, t_jax = timed(lambda: [r for X, y, nodes in groups for r in fit_jax(X, y, nodes)])
+    for key, value in (("sp", t_scipy), ("fd", t_fd), ("jx", t_jax)):
+      times[key].append(value / len(cands))
+  t_scipy, t_fd, t_jax = (float(np.median(times[k])) for k in ("sp", "fd", "jx"))
 
   r_sp = np.array([r2_of(r.node, X, y) if r.ok else -np.inf for r, (_, X, y) in zip(sp, cands)])
   r_jx = np.array([r2_of(r.node, X, y) if r.ok else -np.inf for r, (_, X, y) in zip(jx, cands)])

