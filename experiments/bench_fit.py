@@ -92,8 +92,8 @@ def main(argv):
 
   for X, y, nodes in groups:  # compile every shape bucket first
     fit_jax(X, y, nodes)
-  # Passes of the three fitters alternate; each fitter's time is its median pass (one pass
-  # can hold a garbage-collector sweep of every tree made so far: 0.15 s in one 0.2 s pass).
+  # Passes of the three fitters alternate; each fitter's time is its median pass (a single
+  # pass once held a 0.15 s stall, most likely a garbage-collector sweep, in a 0.25 s pass).
   times: dict[str, list[float]] = {"sp": [], "fd": [], "jx": []}
   for _ in range(_REPEATS.value):
     sp, t_scipy = timed(lambda: [fit.fit_constants(n, X, y, _LBFGS.value) for n, X, y in cands])
