@@ -133,7 +133,6 @@ def test_schedule_packs_nodes_into_few_instructions():
   assert prog.used < internal / 4
 
 
-
 def test_schedule_runs_the_longest_path_first():
   # Three shallow sines are ready beside the deep tree's innermost exp. Taking the class with
   # the most ready nodes (the sines) first costs a fifth instruction; starting the long path
@@ -146,6 +145,7 @@ def test_schedule_runs_the_longest_path_first():
   y = np.asarray(program.run(*prog.arrays(), np.ones((4, 1, 1), np.float32), X))[:, 0]
   want = np.stack([evaluate.evaluate_numpy(t, X) for t in [deep] + shallow])
   np.testing.assert_allclose(y, want, rtol=1e-5)
+
 
 def test_host_float64_run_equals_the_numpy_reference():
   trees = [t for t in _trees(80, seed=7) if E.constants(t)][:30]
