@@ -184,8 +184,8 @@ def _without_one_term(node: E.Node):
       yield E.Node(node.name, node.children[:i] + (v,) + node.children[i + 1:], node.value)
 
 
-def snap(node: E.Node, X: np.ndarray, y: np.ndarray,
-                   weights: np.ndarray | None = None, tol: float = SNAP_TOL) -> E.Node:
+def snap(node: E.Node, X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None,
+         tol: float = SNAP_TOL) -> E.Node:
   """The node without the terms and constants that change nothing measurable: summands
   dropped, then fitted constants near 0 or an integer set to it, where all of it together
   raises the NMSE on (X, y) by at most `tol`; the node itself if nothing goes.
