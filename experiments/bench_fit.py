@@ -94,15 +94,14 @@ def main(argv):
     fit_jax(X, y, nodes)
   # Passes of the three fitters alternate; each fitter's time is its median pass (a single
   # pass once held a 0.15 s stall, most likely a garbage-collector sweep, in a 0.25 s pass).
-  times: dict[str, list[float]] = {"sp": [], "fd": [], "jx": []}
+  passes = []  # (scipy, finite-difference scipy, jax) seconds per pass
   for _ in range(_REPEATS.value):
     sp, t_scipy = timed(lambda: [fit.fit_constants(n, X, y, _LBFGS.value) for n, X, y in cands])
     fd, t_fd = timed(lambda: [fit.fit_constants(n, X, y, _LBFGS.value, exact_gradient=False)
                               for n, X, y in cands])
     jx, t_jax = timed(lambda: [r for X, y, nodes in groups for r in fit_jax(X, y, nodes)])
-    for key, value in (("sp", t_scipy), ("fd", t_fd), ("jx", t_jax)):
-      times[key].append(value / len(cands))
-  t_scipy, t_fd, t_jax = (float(np.median(times[k])) for k in ("sp", "fd", "jx"))
+    passes.append((t_scipy, t_fd, t_jax))
+  t_scipy, t_fd, t_jax = (float(t) for t in np.median(passes, axis=0) / len(cands))
 
   r_sp = np.array([r2_of(r.node, X, y) if r.ok else -np.inf for r, (_, X, y) in zip(sp, cands)])
   r_jx = np.array([r2_of(r.node, X, y) if r.ok else -np.inf for r, (_, X, y) in zip(jx, cands)])
