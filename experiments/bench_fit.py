@@ -1,14 +1,18 @@
 """Benchmark: scipy L-BFGS-B vs the batched JAX Levenberg-Marquardt fitter, same candidates.
 
     python experiments/bench_fit.py --n=256 --batch=16 --rows=500
+    python experiments/bench_fit.py --candidates=search --iterations=10
 
-Candidates are grammar expressions (App. F) fitted to data from a related expression: half
-are the true skeleton with its constants perturbed by up to +-50% (a fit that should reach
-R2 ~ 1), half another grammar skeleton over the same variables (an approximate fit). Each
-fitter sees the same candidates in calls of --batch (as the search hands them over); each
-fitter's time is the median of --repeats alternating passes, the JAX fitter's after a compile
-warm-up. Prints time per candidate and the final train R2 of both, with the paired
-differences (jax - scipy).
+--candidates=grammar (default): grammar expressions (App. F) fitted to data from a related
+expression: half are the true skeleton with its constants perturbed by up to +-50% (a fit
+that should reach R2 ~ 1), half another grammar skeleton over the same variables (an
+approximate fit), in calls of --batch. --candidates=search: what a real search hands the
+fitter: one `fast` round of --iterations with the shipped model on each --datasets set (the
+scipy fitter, the paper's reference, runs it), recording every fitter call (the decoded
+candidates with their decoded constants, the round's fit rows and its L-BFGS-B budget), so
+both fitters then see exactly those calls. Each fitter's time is the median of --repeats
+alternating passes, the JAX fitter's after a compile warm-up. Prints time per candidate and
+the final train R2 of both, with the paired differences (jax - scipy).
 """
 
 from __future__ import annotations
@@ -20,21 +24,35 @@ import numpy as np
 from absl import app
 from absl import flags
 
+from lee_jax import configs
+from lee_jax import datasets
+from lee_jax import engine as engine_lib
 from lee_jax import evaluate
 from lee_jax import expr as E
 from lee_jax import fit
 from lee_jax import grammar
 from lee_jax import score
+from lee_jax import search
+from lee_jax import weights
 
-_N = flags.DEFINE_integer("n", 256, "Candidates.")
-_BATCH = flags.DEFINE_integer("batch", 16, "Candidates per fitter call.")
-_ROWS = flags.DEFINE_integer("rows", 500, "Fit rows per dataset.")
+_CANDIDATES = flags.DEFINE_enum("candidates", "grammar", ["grammar", "search"],
+                                "grammar: synthetic candidates (--n, --batch, --rows); search: "
+                                "the calls of real search rounds (--datasets, --iterations).")
+_N = flags.DEFINE_integer("n", 256, "Candidates (grammar).")
+_BATCH = flags.DEFINE_integer("batch", 16, "Candidates per fitter call (grammar).")
+_ROWS = flags.DEFINE_integer("rows", 500, "Fit rows per dataset (grammar).")
+_DATASETS = flags.DEFINE_list("datasets", None, "Datasets whose search calls are recorded "
+                              "(search; default: the 14 Strogatz sets).")
+_ITERATIONS = flags.DEFINE_integer("iterations", 10, "Iterations of each recorded round (search).")
+_CHECKPOINT = flags.DEFINE_string("checkpoint", None, "Model for the recorded rounds (search; "
+                                  "default: the shipped one).")
 _STEPS = flags.DEFINE_integer("steps", 20, "LM steps (jax fitter).")
 _RESTARTS = flags.DEFINE_integer("restarts", 2, "LM starts per candidate (jax fitter).")
 _SUB_ROWS = flags.DEFINE_integer("sub_rows", fit.SUB_ROWS,
                                  "Rows of the subsample the LM steps run on (0: all rows).")
 _POLISH = flags.DEFINE_integer("polish", fit.POLISH, "LM steps on all rows after the subsample's.")
-_LBFGS = flags.DEFINE_integer("lbfgs", 300, "L-BFGS-B max iterations (scipy fitter).")
+_LBFGS = flags.DEFINE_integer("lbfgs", 300, "L-BFGS-B max iterations (scipy fitter; grammar: "
+                              "search candidates keep their round's budget).")
 _UNROLL = flags.DEFINE_integer("unroll", fit.UNROLL, "Program instructions per loop iteration "
                                "on the accelerator path (select_all; ignored on the CPU path); 0: all, no loop.")
 _PIPELINED = flags.DEFINE_bool("pipelined", True, "Dispatch every LM call of a batch before "
@@ -43,9 +61,9 @@ _REPEATS = flags.DEFINE_integer("repeats", 3, "Timed passes per fitter (the medi
 _SEED = flags.DEFINE_integer("seed", 0, "Seed.")
 
 
-def make_groups(n: int, batch: int, rows: int, rng: np.random.Generator):
-  """[(X, y, [nodes])]: datasets from grammar expressions, each with `batch` skeletons to fit
-  (as the search hands a dataset's candidates to the fitter together)."""
+def make_groups(n: int, batch: int, rows: int, rng: np.random.Generator, max_iter: int):
+  """[(X, y, [nodes], max_iter)]: datasets from grammar expressions, each with `batch`
+  skeletons to fit (as the search hands a dataset's candidates to the fitter together)."""
   groups, total = [], 0
   while total < n:
     truth, k = grammar.sample(rng)
@@ -62,8 +80,34 @@ def make_groups(n: int, batch: int, rows: int, rng: np.random.Generator):
         node, k2 = grammar.sample(rng)
         if k2 <= k and E.constants(node):
           nodes.append(node)
-    groups.append((X, y, nodes))
+    groups.append((X, y, nodes, max_iter))
     total += batch
+  return groups
+
+
+class _RecordingRound(search.Round):
+  """A search round that keeps every fitter call it makes."""
+
+  def fit(self, nodes: dict) -> dict:
+    self.calls.append((*self.fit_rows, list(nodes.values()), self.max_iter))
+    return super().fit(nodes)
+
+
+def search_groups(names: list[str], iterations: int, seed: int, checkpoint: str | None):
+  """[(X, y, [nodes], max_iter)]: every fitter call of one `fast` round (scipy fitter, mode
+  combined, seed) of `iterations` on each dataset, in the order the round made them."""
+  eng, _ = engine_lib.load(checkpoint)
+  cfg = configs.get_search_config("fast", weights.search_defaults(checkpoint), rounds=1,
+                                  iterations=iterations, fitter="scipy")
+  groups = []
+  for name in names:
+    ds = datasets.load_dataset(name)
+    p = datasets.split(ds.X, ds.y, seed=seed)
+    r = _RecordingRound(eng, search.SearchData(p.X_train, p.y_train, p.X_val, p.y_val), cfg,
+                        "combined", 0, seed)
+    r.calls = []
+    r.run()
+    groups += [g for g in r.calls if g[2]]
   return groups
 
 
@@ -82,38 +126,52 @@ def r2_of(node, X, y) -> float:
 
 def main(argv):
   del argv
-  rng = np.random.default_rng(_SEED.value)
-  groups = make_groups(_N.value, _BATCH.value, _ROWS.value, rng)
-  cands = [(node, X, y) for X, y, nodes in groups for node in nodes]
+  if _CANDIDATES.value == "grammar":
+    groups = make_groups(_N.value, _BATCH.value, _ROWS.value, np.random.default_rng(_SEED.value),
+                         _LBFGS.value)
+    source = f"grammar candidates, {_ROWS.value} rows"
+  else:
+    names = _DATASETS.value or [d.name for d in datasets.list_datasets() if d.group == "strogatz"]
+    groups = search_groups(names, _ITERATIONS.value, _SEED.value, _CHECKPOINT.value)
+    sizes = [len(nodes) for _, _, nodes, _ in groups]
+    source = (f"the calls of {len(names)} `fast` rounds of {_ITERATIONS.value} iterations "
+              f"({len(groups)} calls of {min(sizes)}-{max(sizes)} candidates, "
+              f"{min(len(y) for _, y, _, _ in groups)}-{max(len(y) for _, y, _, _ in groups)} rows)")
+  cands = [(node, X, y, max_iter) for X, y, nodes, max_iter in groups for node in nodes]
   def fit_jax(X, y, nodes):
     return fit.fit_batch(nodes, X, y, _STEPS.value, _RESTARTS.value, sub_rows=_SUB_ROWS.value,
                          polish=_POLISH.value, unroll=_UNROLL.value,
                          pipelined=_PIPELINED.value)
 
-  for X, y, nodes in groups:  # compile every shape bucket first
+  for X, y, nodes, _ in groups:  # compile every shape bucket first
     fit_jax(X, y, nodes)
   # Passes of the three fitters alternate; each fitter's time is its median pass (a single
   # pass once held a 0.15 s stall, most likely a garbage-collector sweep, in a 0.25 s pass).
   passes = []  # (scipy, finite-difference scipy, jax) seconds per pass
   for _ in range(_REPEATS.value):
-    sp, t_scipy = timed(lambda: [fit.fit_constants(n, X, y, _LBFGS.value) for n, X, y in cands])
-    fd, t_fd = timed(lambda: [fit.fit_constants(n, X, y, _LBFGS.value, exact_gradient=False)
-                              for n, X, y in cands])
-    jx, t_jax = timed(lambda: [r for X, y, nodes in groups for r in fit_jax(X, y, nodes)])
+    sp, t_scipy = timed(lambda: [fit.fit_constants(n, X, y, it) for n, X, y, it in cands])
+    fd, t_fd = timed(lambda: [fit.fit_constants(n, X, y, it, exact_gradient=False)
+                              for n, X, y, it in cands])
+    jx, t_jax = timed(lambda: [r for X, y, nodes, _ in groups for r in fit_jax(X, y, nodes)])
     passes.append((t_scipy, t_fd, t_jax))
   t_scipy, t_fd, t_jax = (float(t) for t in np.median(passes, axis=0) / len(cands))
 
-  r_sp = np.array([r2_of(r.node, X, y) if r.ok else -np.inf for r, (_, X, y) in zip(sp, cands)])
-  r_jx = np.array([r2_of(r.node, X, y) if r.ok else -np.inf for r, (_, X, y) in zip(jx, cands)])
+  def r2s(results):
+    return np.array([r2_of(r.node, X, y) if r.ok else -np.inf
+                     for r, (_, X, y, _) in zip(results, cands)])
+
+  r_sp, r_jx = r2s(sp), r2s(jx)
   both = np.isfinite(r_sp) & np.isfinite(r_jx)
   d = r_jx[both] - r_sp[both]
-  sub = (f"on {_SUB_ROWS.value} rows + {_POLISH.value} on all"
-         if 0 < _SUB_ROWS.value and 2 * _SUB_ROWS.value < _ROWS.value else "on all rows")
+  sub = (f"on {_SUB_ROWS.value} rows + {_POLISH.value} on all beyond {2 * _SUB_ROWS.value} rows"
+         if _SUB_ROWS.value > 0 else "on all rows")
   path = ("select-all path, unroll %d" % _UNROLL.value if jax.default_backend() != "cpu"
           else "CPU branch path")
-  print(f"{len(cands)} candidates, {_ROWS.value} rows; jax ({path}): {_STEPS.value} LM steps "
-        f"{sub} x {_RESTARTS.value} starts; scipy: L-BFGS-B <= {_LBFGS.value} iterations")
-  r_fd = np.array([r2_of(r.node, X, y) if r.ok else -np.inf for r, (_, X, y) in zip(fd, cands)])
+  budgets = sorted({it for *_, it in cands})
+  print(f"{len(cands)} candidates ({source}); jax ({path}): {_STEPS.value} LM steps "
+        f"{sub} x {_RESTARTS.value} starts; scipy: L-BFGS-B <= "
+        f"{'/'.join(map(str, budgets))} iterations")
+  r_fd = r2s(fd)
   print(f"time per candidate: scipy with finite-difference gradients {1e3 * t_fd:.2f} ms, "
         f"scipy with exact gradients {1e3 * t_scipy:.2f} ms, jax {1e3 * t_jax:.2f} ms")
   print(f"speed-up vs finite-difference scipy: exact-gradient scipy {t_fd / t_scipy:.1f}x, "

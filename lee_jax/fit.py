@@ -5,7 +5,8 @@ every dataset; the minimiser is the MSE's). Tolerances are tight (ftol 1e-13 aga
 objective of scale 1 - R2) so exact skeletons reach R2 ~ 1 - 1e-12 instead of stopping at
 scipy's default 2e-9. Its gradient in the constants is exact, from a
 forward-mode pass over the tree (`value_and_jacobian`), so one objective call is one pass
-instead of scipy's (n_constants + 1) finite-difference passes.
+instead of scipy's (n_constants + 1) finite-difference passes. L-BFGS-B runs with its BLAS
+on one thread (`one_blas_thread`).
 
 Nothing a decoder emits can raise here: a start that is non-finite on the fit rows, an
 overflow during the search, or any scipy error is a `FitResult` with ok=False and a reason,
@@ -14,7 +15,9 @@ which the search counts.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import functools
 
 import numpy as np
 import scipy.optimize
@@ -24,6 +27,24 @@ from lee_jax import expr as E
 from lee_jax import vocab
 
 _BAD = 1e30  # objective value for non-finite predictions (finite: L-BFGS-B backtracks from it)
+
+
+@functools.cache
+def _blas_controller():
+  try:
+    import threadpoolctl
+  except ImportError:  # an optional speed-up (a bare device image may lack it)
+    return None
+  return threadpoolctl.ThreadpoolController()
+
+
+def one_blas_thread():
+  """A context in which OpenBLAS/MKL use one thread. L-BFGS-B's tiny LAPACK calls gain
+  nothing from threads, and when the cores are busy (XLA, SymPy helpers, other rounds) the
+  waiting BLAS threads made it 4-6x slower: 15-23 -> 3.6-4.6 ms per search candidate,
+  identical constants (BUILD_NOTES "Constant fitting with one BLAS thread")."""
+  ctl = _blas_controller()
+  return contextlib.nullcontext() if ctl is None else ctl.limit(limits=1, user_api="blas")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -153,8 +174,10 @@ def fit_constants(node: E.Node, X: np.ndarray, y: np.ndarray, max_iter: int,
     if len(start) == 0 or max_iter <= 0:
       return FitResult(node, start, f0, 0, True)
     fun = objective if exact_gradient else value
-    res = scipy.optimize.minimize(fun, start, jac=exact_gradient or None, method="L-BFGS-B",
-                                  options={"maxiter": int(max_iter), "ftol": 1e-13, "gtol": 1e-10})
+    with one_blas_thread():
+      res = scipy.optimize.minimize(fun, start, jac=exact_gradient or None, method="L-BFGS-B",
+                                    options={"maxiter": int(max_iter), "ftol": 1e-13,
+                                             "gtol": 1e-10})
     values = np.asarray(res.x, np.float64)
     f = float(res.fun)
     if f >= _BAD or not np.all(np.isfinite(values)):

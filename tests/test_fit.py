@@ -36,6 +36,24 @@ def test_the_finite_difference_reference_recovers_the_constants_too():
   assert not pole.ok and pole.reason == "nonfinite_start"  # log of negative x0: NaN rows
 
 
+def test_lbfgsb_runs_with_one_blas_thread(monkeypatch):
+  threadpoolctl = pytest.importorskip("threadpoolctl")
+  seen = []
+  minimize = fit.scipy.optimize.minimize
+
+  def spy(*args, **kwargs):
+    seen.append({i["num_threads"] for i in threadpoolctl.threadpool_info()
+                 if i["user_api"] == "blas"})
+    return minimize(*args, **kwargs)
+
+  monkeypatch.setattr(fit.scipy.optimize, "minimize", spy)
+  with threadpoolctl.threadpool_limits(2, user_api="blas"):  # as on a 2-core box
+    res = fit.fit_constants(_tree("1.0*sin(1.0*x0) + 1.0"), np.ones((5, 2)), np.arange(5.0), 20)
+    after = {i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"}
+  assert res.ok and seen == [{1}]
+  assert after == {2}  # restored for the caller's own linear algebra
+
+
 def test_lbfgsb_recovers_each_constant():
   skeleton = E.from_prefix("add mul C sin mul C x0 C".split())  # c1*sin(c2*x0) + c3
   X = np.random.default_rng(0).uniform(-2, 2, (300, 1))
