@@ -2,7 +2,8 @@
 # One GPU session (device tool: 15 device-minutes since 2026-11-26, 30 before, machine start
 # included; 10 minutes per command; the machine kept only 30 s between calls) as a few full
 # calls. Run from the repo root on the device machine, with `.whl` carried
-# (../shared/gpu/wheels.sh fetches grain and friends). A 15-minute lease is one `bench 520`
+# (`../shared/gpu/wheels.sh grain==0.2.18 array-record cloudpickle portpicker threadpoolctl`
+# fetches grain and friends, and threadpoolctl for L-BFGS-B's one BLAS thread). A 15-minute lease is one `bench 520`
 # or one `chunk PHASE`; `go`/`train`/`watch` need a 30-minute one.
 #
 #   bash experiments/gpu_session.sh go [MINUTES]     # a 30-min lease in 3 calls: benchmarks,
@@ -185,6 +186,9 @@ case "$cmd" in
     # fit_batch reads its LM calls back only after dispatching all (twelfth session; 8% on the
     # CPU); the old order, to see what the overlap buys where a call is a host round trip
     step 40 90 bench_fit.log python3 experiments/bench_fit.py --n=256 --rows=500 --pipelined=false
+    # the calls real search rounds make (decoded candidates; 240 Strogatz rows: no subsample)
+    step 90 150 bench_fit.log python3 experiments/bench_fit.py --candidates=search --iterations=5 \
+      --datasets=strogatz_shearflow1,strogatz_bacres1,strogatz_lv1,strogatz_vdp1 --repeats=2
     true
     ;;
   go)
