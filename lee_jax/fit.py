@@ -39,10 +39,11 @@ def _blas_controller():
 
 
 def one_blas_thread():
-  """A context in which OpenBLAS/MKL use one thread. L-BFGS-B's tiny LAPACK calls gain
-  nothing from threads, and when the cores are busy (XLA, SymPy helpers, other rounds) the
-  waiting BLAS threads made it 4-6x slower: 15-23 -> 3.6-4.6 ms per search candidate,
-  identical constants (BUILD_NOTES "Constant fitting with one BLAS thread")."""
+  """A context in which OpenBLAS/MKL use one thread. L-BFGS-B's BLAS calls on a few
+  constants gain nothing from threads, and when the cores are busy (XLA, SymPy helpers,
+  other rounds or shards) the waiting BLAS threads made it 4-6x slower: 15-23 -> 3.6-4.6
+  ms per search candidate on a loaded 2-core box, identical constants (BUILD_NOTES
+  "Constant fitting with one BLAS thread")."""
   ctl = _blas_controller()
   return contextlib.nullcontext() if ctl is None else ctl.limit(limits=1, user_api="blas")
 
