@@ -120,8 +120,11 @@ def test_scatter_only_branch_gets_no_gradient(tiny_cfg, batch):
     return losses.gaussian_kl(mu, lv, mu_p, lv_p)
 
   g_total, g_q = jax.jit(lambda p: (jax.grad(total)(p), jax.grad(q_only)(p)))(params)
+  # float32 through two graphs: on one CPU model an element differed by 1.8e-4 of itself,
+  # so the tolerance is 1e-4 of each leaf's largest entry (measured: the worst leaf is off by
+  # 1.5e-6 of it; without the stop-gradient, by 1.8x).
   for a, b in zip(jax.tree.leaves(g_total), jax.tree.leaves(g_q)):
-    np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(a, b, rtol=0, atol=1e-4 * float(np.max(np.abs(b))) + 1e-9)
 
   # The p_to_q deviation: the same term's gradient is the p-branch-only one instead.
   rev = dataclasses.replace(weights, align_direction="p_to_q")
