@@ -88,6 +88,10 @@ def make_groups(n: int, batch: int, rows: int, rng: np.random.Generator, max_ite
 class _RecordingRound(search.Round):
   """A search round that keeps every fitter call it makes."""
 
+  def __init__(self, *args, **kwargs):
+    super().__init__(*args, **kwargs)
+    self.calls = []  # (X, y, [nodes], max_iter) per call
+
   def fit(self, nodes: dict) -> dict:
     self.calls.append((*self.fit_rows, list(nodes.values()), self.max_iter))
     return super().fit(nodes)
@@ -105,7 +109,6 @@ def search_groups(names: list[str], iterations: int, seed: int, checkpoint: str 
     p = datasets.split(ds.X, ds.y, seed=seed)
     r = _RecordingRound(eng, search.SearchData(p.X_train, p.y_train, p.X_val, p.y_val), cfg,
                         "combined", 0, seed)
-    r.calls = []
     r.run()
     groups += [g for g in r.calls if g[2]]
   return groups

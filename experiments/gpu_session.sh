@@ -3,8 +3,8 @@
 # included; 10 minutes per command; the machine kept only 30 s between calls) as a few full
 # calls. Run from the repo root on the device machine, with `.whl` carried
 # (`../shared/gpu/wheels.sh grain==0.2.18 array-record cloudpickle portpicker threadpoolctl`
-# fetches grain and friends, and threadpoolctl for L-BFGS-B's one BLAS thread). A 15-minute lease is one `bench 520`
-# or one `chunk PHASE`; `go`/`train`/`watch` need a 30-minute one.
+# fetches grain and friends, and threadpoolctl for L-BFGS-B's one BLAS thread). A 15-minute
+# lease is one `bench 520` or one `chunk PHASE`; `go`/`train`/`watch` need a 30-minute one.
 #
 #   bash experiments/gpu_session.sh go [MINUTES]     # a 30-min lease in 3 calls: benchmarks,
 #       # then phases 1-5 in the background, sized from the measured step rate to end MINUTES
