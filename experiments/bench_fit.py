@@ -17,6 +17,8 @@ the final train R2 of both, with the paired differences (jax - scipy).
 
 from __future__ import annotations
 
+import pathlib
+import sys
 import time
 
 import jax
@@ -26,14 +28,15 @@ from absl import flags
 
 from lee_jax import configs
 from lee_jax import datasets
-from lee_jax import engine as engine_lib
 from lee_jax import evaluate
 from lee_jax import expr as E
 from lee_jax import fit
 from lee_jax import grammar
 from lee_jax import score
 from lee_jax import search
-from lee_jax import weights
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import runner  # noqa: E402  (experiments/runner.py, beside this script)
 
 _CANDIDATES = flags.DEFINE_enum("candidates", "grammar", ["grammar", "search"],
                                 "grammar: synthetic candidates (--n, --batch, --rows); search: "
@@ -100,12 +103,12 @@ class _RecordingRound(search.Round):
 def search_groups(names: list[str], iterations: int, seed: int, checkpoint: str | None):
   """[(X, y, [nodes], max_iter)]: every fitter call of one `fast` round (scipy fitter, mode
   combined, seed) of `iterations` on each dataset, in the order the round made them."""
-  eng, _ = engine_lib.load(checkpoint)
-  cfg = configs.get_search_config("fast", weights.search_defaults(checkpoint), rounds=1,
-                                  iterations=iterations, fitter="scipy")
+  sets = runner.load_all(names)  # runner's loaders exit with one line on a bad name or model
+  eng, _, _ = runner.load_engine(checkpoint, None)
+  cfg = configs.get_search_config("fast", runner.model_search_defaults(checkpoint, None),
+                                  rounds=1, iterations=iterations, fitter="scipy")
   groups = []
-  for name in names:
-    ds = datasets.load_dataset(name)
+  for ds in sets.values():
     p = datasets.split(ds.X, ds.y, seed=seed)
     r = _RecordingRound(eng, search.SearchData(p.X_train, p.y_train, p.X_val, p.y_val), cfg,
                         "combined", 0, seed)
@@ -134,7 +137,7 @@ def main(argv):
                          _LBFGS.value)
     source = f"grammar candidates, {_ROWS.value} rows"
   else:
-    names = _DATASETS.value or [d.name for d in datasets.list_datasets() if d.group == "strogatz"]
+    names = _DATASETS.value or runner.group_names("strogatz")
     groups = search_groups(names, _ITERATIONS.value, _SEED.value, _CHECKPOINT.value)
     sizes = [len(nodes) for _, _, nodes, _ in groups]
     source = (f"the calls of {len(names)} `fast` rounds of {_ITERATIONS.value} iterations "
