@@ -241,6 +241,7 @@ print(','.join(str(max(1 if w == 0 else 50, int(total * w / sum(ratios)))) for w
     # SECONDS (default 450) at RATE steps/s (default 14, the first lease's; STEPS overrides),
     # then its bf16 export, the logs and the compilation cache (.ckpt_work/jaxcache.tgz in,
     # $OUT/jaxcache.tgz out: a later chunk on the same kind of card skips the ~60 s compile).
+    # A second chunk on the same warm machine resumes $RUN's: give another variant its own RUN.
     phase=${1:?chunk PHASE [SECONDS]}
     seconds=${2:-450}
     setup
@@ -255,7 +256,8 @@ print(','.join(str(max(1 if w == 0 else 50, int(total * w / sum(ratios)))) for w
       --workers="$WORKERS" --data_buffer="${DATA_BUFFER:-1}" --warmup=200 --log_every=100 \
       --save_every=100000 --dtype="$DTYPE" --align_scale="$ALIGN_SCALE" \
       --align_direction="$ALIGN_DIRECTION" \
-      --align_target="$ALIGN_TARGET" 2>&1 | tee "$RUN/train.log"
+      --align_target="$ALIGN_TARGET" 2>&1 | tee "$RUN/train.log" \
+      || { echo "training failed: nothing exported" >&2; exit 1; }  # not an earlier run's export
     # a run stopped by --max_seconds exports its params so far to export_partial/
     src=$RUN/export; [ -f "$src/meta.json" ] || src=$RUN/export_partial
     JAX_PLATFORMS=cpu python3 -m lee_jax.weights --from "$src" --to "$OUT/w_phase$phase" \

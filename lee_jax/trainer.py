@@ -237,81 +237,87 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
       dataclasses.replace(data_cfg, split="val"), 7, cfg.batch_size // jax.process_count(),
       shard=sharding.host_shard()))), mesh)
 
-  # --- restore this phase's own progress
-  mngr = checkpoints.open_manager(pdir, cfg.save_every, cfg.keep)
-  start = 0
-  if resuming:
-    start = mngr.latest_step()
-    params, opt_state, _ = checkpoints.restore(mngr, start, checkpoints.abstract(full_params()),
-                                               checkpoints.abstract(opt_state), data_it, _expected(cfg))
-    nnx.update(model, params)
-    _, trainable, frozen, rest = split_placed(model)
-    print(f"phase {phase}: resumed from {pdir / str(start)}", flush=True)
-    if start >= steps:
-      print(f"phase {phase}: already complete ({start} steps)", flush=True)
-      return {"phase": phase, "step": start, "finished": True}
+  # Every way out (an error, an interrupt, a finished phase) stops the data workers: left to
+  # interpreter shutdown, grain's worker iterators print tracebacks after a one-line error.
+  try:
+    # --- restore this phase's own progress
+    mngr = checkpoints.open_manager(pdir, cfg.save_every, cfg.keep)
+    start = 0
+    if resuming:
+      start = mngr.latest_step()
+      # the align target (an EMA copy or none) is part of the optimizer state's structure
+      expected = _expected(cfg) | {"align_target": _meta(cfg, phase).get("align_target")}
+      params, opt_state, _ = checkpoints.restore(mngr, start, checkpoints.abstract(full_params()),
+                                                 checkpoints.abstract(opt_state), data_it, expected)
+      nnx.update(model, params)
+      _, trainable, frozen, rest = split_placed(model)
+      print(f"phase {phase}: resumed from {pdir / str(start)}", flush=True)
+      if start >= steps:
+        print(f"phase {phase}: already complete ({start} steps)", flush=True)
+        return {"phase": phase, "step": start, "finished": True}
 
-  def save(step, force=False):
-    if mngr.latest_step() == step:  # the interval save already wrote this step
-      return
-    checkpoints.save(mngr, step, full_params(), opt_state, data_it, _meta(cfg, phase), force=force)
+    def save(step, force=False):
+      if mngr.latest_step() == step:  # the interval save already wrote this step
+        return
+      checkpoints.save(mngr, step, full_params(), opt_state, data_it, _meta(cfg, phase), force=force)
 
-  # --- loop
-  step_fn = make_train_step(graphdef, tx, weights, run_cfg, ema)
-  eval_fn = make_eval_step(graphdef, run_cfg)
-  log = metrics_log.MetricsLog(cfg.workdir)
-  key = jax.random.key(cfg.seed * 100 + phase)
-  last: dict = {}
-  t_start, t_log, s_log = time.time(), time.time(), start
-  step = start
-  print(f"phase {phase} ({spec.name}): steps {start}->{steps}, batch {cfg.batch_size}, "
-        f"{jax.device_count()} device(s), model {cfg.model}, attention "
-        f"{run_cfg.attention_impl or 'xla'}"
-        + (f", align weight {weights.align:g}" if cfg.align_scale != 1 else "")
-        + (f", align {cfg.align_direction}" if cfg.align_direction != "q_to_p" else "")
-        + (f", align target ema({cfg.align_ema:g})" if ema else ""),
-        flush=True)
-  while step < steps:
-    batch = sharding.shard_batch(next(data_it), mesh)
-    trainable, opt_state, metrics = step_fn(trainable, opt_state, frozen, rest, batch, key,
-                                            jnp.int32(step))
-    step += 1
-    out_of_time = deadline is not None and time.time() > deadline
-    if step % cfg.log_every == 0 or step == steps or out_of_time:
-      last = {k: float(v) for k, v in jax.device_get(
-          metrics | eval_fn(trainable, frozen, rest, val_batch)).items()}
-      now = time.time()
-      rate = (step - s_log) / max(now - t_log, 1e-9)
-      t_log, s_log = now, step
-      if not all(np.isfinite(v) for v in last.values()):
+    # --- loop
+    step_fn = make_train_step(graphdef, tx, weights, run_cfg, ema)
+    eval_fn = make_eval_step(graphdef, run_cfg)
+    log = metrics_log.MetricsLog(cfg.workdir)
+    key = jax.random.key(cfg.seed * 100 + phase)
+    last: dict = {}
+    t_start, t_log, s_log = time.time(), time.time(), start
+    step = start
+    print(f"phase {phase} ({spec.name}): steps {start}->{steps}, batch {cfg.batch_size}, "
+          f"{jax.device_count()} device(s), model {cfg.model}, attention "
+          f"{run_cfg.attention_impl or 'xla'}"
+          + (f", align weight {weights.align:g}" if cfg.align_scale != 1 else "")
+          + (f", align {cfg.align_direction}" if cfg.align_direction != "q_to_p" else "")
+          + (f", align target ema({cfg.align_ema:g})" if ema else ""),
+          flush=True)
+    while step < steps:
+      batch = sharding.shard_batch(next(data_it), mesh)
+      trainable, opt_state, metrics = step_fn(trainable, opt_state, frozen, rest, batch, key,
+                                              jnp.int32(step))
+      step += 1
+      out_of_time = deadline is not None and time.time() > deadline
+      if step % cfg.log_every == 0 or step == steps or out_of_time:
+        last = {k: float(v) for k, v in jax.device_get(
+            metrics | eval_fn(trainable, frozen, rest, val_batch)).items()}
+        now = time.time()
+        rate = (step - s_log) / max(now - t_log, 1e-9)
+        t_log, s_log = now, step
+        if not all(np.isfinite(v) for v in last.values()):
+          save(step, force=True)
+          raise TrainError(f"non-finite loss at phase {phase} step {step} ({last}); "
+                           f"checkpoint kept in {pdir}")
+        log.write({"phase": phase, "step": step, "steps_per_s": rate, "time": now, **last})
+        terms = " ".join(f"{k} {v:.4g}" for k, v in last.items())
+        print(f"phase {phase} [{step}/{steps} {100 * step / steps:5.1f}%] {rate:.2f} step/s "
+              f"ETA {_fmt_time((steps - step) / max(rate, 1e-9))} | {terms}", flush=True)
+      if out_of_time:
         save(step, force=True)
-        raise TrainError(f"non-finite loss at phase {phase} step {step} ({last}); "
-                         f"checkpoint kept in {pdir}")
-      log.write({"phase": phase, "step": step, "steps_per_s": rate, "time": now, **last})
-      terms = " ".join(f"{k} {v:.4g}" for k, v in last.items())
-      print(f"phase {phase} [{step}/{steps} {100 * step / steps:5.1f}%] {rate:.2f} step/s "
-            f"ETA {_fmt_time((steps - step) / max(rate, 1e-9))} | {terms}", flush=True)
-    if out_of_time:
-      save(step, force=True)
-      mngr.wait_until_finished()
-      # Inference params of the unfinished phase too: a run that must hand its model on before
-      # the phase ends (a GPU lease shorter than a phase) has them without the optimizer state.
-      checkpoints.export_params(cfg.workdir / "export_partial", full_params(),
-                                _meta(cfg, phase) | {"step": step, "finished": False})
-      print(f"phase {phase}: --max_seconds spent at step {step}; the same command resumes "
-            f"(params so far in {cfg.workdir / 'export_partial'})", flush=True)
-      return {"phase": phase, "step": step, "finished": False, **last}
-    save(step)
-  save(step, force=True)
-  mngr.wait_until_finished()
-  meta, params = _meta(cfg, phase) | {"step": step}, full_params()
-  export = checkpoints.export_params(cfg.workdir / "export", params, meta)
-  # Each phase's final params stay too: a later phase can be worse (phase 2's collapse at
-  # small scale, BUILD_NOTES), and the export/ above is overwritten by the next phase.
-  checkpoints.export_params(cfg.workdir / f"export_phase{phase}", params, meta)
-  shutil.rmtree(cfg.workdir / "export_partial", ignore_errors=True)  # superseded
-  print(f"phase {phase}: done at step {step} in {_fmt_time(time.time() - t_start)}; "
-        f"inference params in {export}", flush=True)
-  if hasattr(data_it, "close"):
-    data_it.close()
-  return {"phase": phase, "step": step, "finished": True, **last}
+        mngr.wait_until_finished()
+        # Inference params of the unfinished phase too: a run that must hand its model on before
+        # the phase ends (a GPU lease shorter than a phase) has them without the optimizer state.
+        checkpoints.export_params(cfg.workdir / "export_partial", full_params(),
+                                  _meta(cfg, phase) | {"step": step, "finished": False})
+        print(f"phase {phase}: --max_seconds spent at step {step}; the same command resumes "
+              f"(params so far in {cfg.workdir / 'export_partial'})", flush=True)
+        return {"phase": phase, "step": step, "finished": False, **last}
+      save(step)
+    save(step, force=True)
+    mngr.wait_until_finished()
+    meta, params = _meta(cfg, phase) | {"step": step}, full_params()
+    export = checkpoints.export_params(cfg.workdir / "export", params, meta)
+    # Each phase's final params stay too: a later phase can be worse (phase 2's collapse at
+    # small scale, BUILD_NOTES), and the export/ above is overwritten by the next phase.
+    checkpoints.export_params(cfg.workdir / f"export_phase{phase}", params, meta)
+    shutil.rmtree(cfg.workdir / "export_partial", ignore_errors=True)  # superseded
+    print(f"phase {phase}: done at step {step} in {_fmt_time(time.time() - t_start)}; "
+          f"inference params in {export}", flush=True)
+    return {"phase": phase, "step": step, "finished": True, **last}
+  finally:
+    if hasattr(data_it, "close"):
+      data_it.close()

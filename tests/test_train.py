@@ -208,7 +208,7 @@ def test_phase_uses_ema_target_only_where_align_trains_q():
 
 
 @pytest.mark.slow
-def test_phase2_with_ema_target_resumes_and_records_it(tmp_path):
+def test_phase2_with_ema_target_resumes_and_records_it(tmp_path, monkeypatch):
   cfg = _cfg(tmp_path, steps=3, init="scratch")
   out = train.train_phase(dataclasses.replace(cfg, steps=(3, 2, 3, 3, 3)), phase=2)
   assert out["finished"] and np.isfinite(out["align"])
@@ -218,6 +218,32 @@ def test_phase2_with_ema_target_resumes_and_records_it(tmp_path):
   assert meta["align_target"] == {"kind": "ema", "decay": 0.99}
   records = metrics_log.read(tmp_path / "metrics.jsonl")
   assert all(0.0 <= r["val_scatter_acc"] <= 1.0 and r["val_align"] >= 0.0 for r in records)
+
+  # p_to_q keeps no EMA copy, so its optimizer state has another structure: resuming this
+  # workdir with it names the setting (not orbax's tree mismatch), and stops the data workers
+  closed = []
+
+  class Recording:
+    def __init__(self, it):
+      self.it = iter(it)
+
+    def __iter__(self):
+      return self
+
+    def __next__(self):
+      return next(self.it)
+
+    def __getattr__(self, name):
+      return getattr(self.it, name)
+
+    def close(self):
+      closed.append(True)
+
+  real = pipeline.batches
+  monkeypatch.setattr(train.pipeline, "batches", lambda *a, **k: Recording(real(*a, **k)))
+  with pytest.raises(checkpoints.CheckpointError, match=r"align_target=\{'kind': 'ema'") as e:
+    train.train_phase(dataclasses.replace(cfg, steps=(3, 4, 3, 3, 3), align_direction="p_to_q"), phase=2)
+  assert "\n" not in str(e.value) and closed
 
 
 @pytest.mark.slow
