@@ -1,7 +1,7 @@
 """Complexity C(e): the node count of the SymPy-simplified expression (SRBench's rule).
 
-SymPy's simplify is most of a search's host time on a CPU, so it is guarded by a wall-clock
-limit, cached by constant pattern (a refit of a skeleton already seen costs nothing), and a
+SymPy's simplify is most of a search's host time on a CPU, so it is guarded by a time limit
+(CPU time of the calling thread, so a busy machine does not change the answer), cached by constant pattern (a refit of a skeleton already seen costs nothing), and a
 batch of candidates can be simplified in helper processes while this one takes its share,
 or while this one does other work (`submit(..., background=True)`).
 """
@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from typing import Sequence
 
 import sympy
@@ -26,6 +27,13 @@ from lee_jax import expr as E
 from lee_jax import vocab
 
 SIMPLIFY_SECONDS = 2.0
+# The limit is CPU time of the thread that simplifies: under a wall-clock limit the same search
+# counted a candidate's complexity differently on a loaded machine (a simplification that takes
+# 1.5 s alone takes 3 s beside a second search), and so chose other answers. A thread that gets
+# no CPU at all still stops at WALL_CAP times the limit. LEE_JAX_SIMPLIFY_CLOCK=wall restores the
+# wall-clock limit (for comparisons).
+WALL_CAP = 4.0
+CPU_CLOCK = os.environ.get("LEE_JAX_SIMPLIFY_CLOCK", "cpu") != "wall"
 CACHE_SIZE = 65536
 
 
@@ -35,7 +43,7 @@ class _Timeout(Exception):
   pass
 
 
-_guard = {"active": False}
+_guard = {"active": False, "cpu_deadline": 0.0, "wall_deadline": 0.0}
 
 
 def _in_gc_callback(frame) -> bool:
@@ -48,23 +56,31 @@ def _in_gc_callback(frame) -> bool:
 
 
 def _alarm(signum, frame):
-  # Raising inside a gc callback would be swallowed (and printed); the repeating timer
-  # fires again 50 ms later, outside it.
-  if _guard["active"] and not _in_gc_callback(frame):
+  # Python runs signal handlers in the main thread, the one the guard watches, so
+  # time.thread_time() here is the guarded work's CPU time. Raising inside a gc callback would
+  # be swallowed (and printed); the repeating timer fires again 50 ms later, outside it.
+  if not _guard["active"] or _in_gc_callback(frame):
+    return
+  if (time.thread_time() >= _guard["cpu_deadline"]
+      or time.monotonic() >= _guard["wall_deadline"]):
     raise _Timeout
 
 
 def _guarded(fn, seconds: float):
-  """fn() under a wall-clock limit (main thread only: elsewhere it just runs); raises
-  _Timeout when the limit passes.
+  """fn() under a time limit (main thread only: elsewhere it just runs); raises _Timeout
+  once the thread has spent `seconds` of CPU time on it (or WALL_CAP * seconds have passed;
+  with CPU_CLOCK off, once `seconds` have passed).
 
-  The timer repeats every 50 ms after the deadline: an exception raised from a signal
-  handler is swallowed when it lands inside a garbage-collection callback (JAX installs
-  one), and a one-shot alarm would then never stop SymPy.
+  A wall-clock timer fires at `seconds` and then every 50 ms, and its handler checks the CPU
+  time: the timer cannot fire earlier than the CPU time could run out. Repeating also matters
+  because an exception raised from a signal handler is swallowed when it lands inside a
+  garbage-collection callback (JAX installs one), and a one-shot alarm would never stop SymPy.
   """
   if threading.current_thread() is not threading.main_thread():
     return fn()
   old = signal.signal(signal.SIGALRM, _alarm)
+  _guard["cpu_deadline"] = time.thread_time() + seconds if CPU_CLOCK else 0.0
+  _guard["wall_deadline"] = time.monotonic() + (WALL_CAP * seconds if CPU_CLOCK else 0.0)
   _guard["active"] = True
   signal.setitimer(signal.ITIMER_REAL, seconds, 0.05)
   try:
@@ -76,7 +92,7 @@ def _guarded(fn, seconds: float):
 
 
 def simplify(expr: sympy.Expr, seconds: float = SIMPLIFY_SECONDS) -> sympy.Expr:
-  """sympy.simplify with a wall-clock guard (main thread only); the input if it runs over.
+  """sympy.simplify with a time guard (main thread only); the input if it runs over.
 
   Random decoder output can make SymPy's simplify run for minutes; a search calls this
   thousands of times, so an over-long simplification counts the unsimplified form instead.

@@ -179,6 +179,44 @@ def test_simplify_guard_is_not_lost_in_gc_callbacks():
   assert took < 5.0 and out == hard
 
 
+def test_the_limit_is_cpu_time_of_the_simplifying_thread(monkeypatch):
+  """A loaded machine must not change which candidates run over: time spent waiting (here
+  sleeping, on a busy machine waiting for a core) does not count, the thread's own CPU does.
+  A thread that never gets the CPU still stops at WALL_CAP times the limit."""
+  import time
+
+  monkeypatch.setattr(C, "CPU_CLOCK", True)
+  seen = {}
+
+  def wait_then_work():
+    time.sleep(0.6)  # past the 0.3 s limit on a wall clock
+    seen["working"] = time.thread_time()
+    while True:
+      pass
+
+  t = time.perf_counter()
+  with pytest.raises(C._Timeout):
+    C._guarded(wait_then_work, 0.3)
+  took = time.perf_counter() - t
+  assert "working" in seen  # not stopped while it waited
+  assert time.thread_time() - seen["working"] >= 0.25 and took < 0.6 + 1.2
+
+  def only_wait():
+    while True:
+      time.sleep(0.01)
+
+  t = time.perf_counter()
+  with pytest.raises(C._Timeout):
+    C._guarded(only_wait, 0.1)
+  assert 0.1 * C.WALL_CAP - 0.05 <= time.perf_counter() - t < 2.0
+
+  monkeypatch.setattr(C, "CPU_CLOCK", False)  # LEE_JAX_SIMPLIFY_CLOCK=wall
+  seen.clear()
+  with pytest.raises(C._Timeout):
+    C._guarded(wait_then_work, 0.3)
+  assert "working" not in seen
+
+
 def test_building_the_sympy_expression_is_guarded_too(monkeypatch):
   """SymPy evaluates while it builds: a search once spent over 10 minutes in to_sympy of a
   decoded candidate (tanh asking whether its argument is real), `mul div mul x1 sq x1 neg
