@@ -1,9 +1,10 @@
 """Complexity C(e): the node count of the SymPy-simplified expression (SRBench's rule).
 
 SymPy's simplify is most of a search's host time on a CPU, so it is guarded by a time limit
-(CPU time of the calling thread, so a busy machine does not change the answer), cached by constant pattern (a refit of a skeleton already seen costs nothing), and a
-batch of candidates can be simplified in helper processes while this one takes its share,
-or while this one does other work (`submit(..., background=True)`).
+(CPU time of the calling thread, so a busy machine does not change the answer), cached by
+constant pattern (a refit of a skeleton already seen costs nothing), and a batch of
+candidates can be simplified in helper processes while this one takes its share, or while
+this one does other work (`submit(..., background=True)`).
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ from lee_jax import vocab
 
 SIMPLIFY_SECONDS = 2.0
 # The limit is CPU time of the thread that simplifies: under a wall-clock limit the same search
-# counted a candidate's complexity differently on a loaded machine (a simplification that takes
-# 1.5 s alone takes 3 s beside a second search), and so chose other answers. A thread that gets
+# can count a candidate's complexity differently on a loaded machine (a simplification that
+# takes 1.5 s alone can take 3 s beside a second search), and so choose other answers. A thread that gets
 # no CPU at all still stops at WALL_CAP times the limit. LEE_JAX_SIMPLIFY_CLOCK=wall restores the
 # wall-clock limit (for comparisons).
 WALL_CAP = 4.0
@@ -79,8 +80,8 @@ def _guarded(fn, seconds: float):
   if threading.current_thread() is not threading.main_thread():
     return fn()
   old = signal.signal(signal.SIGALRM, _alarm)
-  _guard["cpu_deadline"] = time.thread_time() + seconds if CPU_CLOCK else 0.0
-  _guard["wall_deadline"] = time.monotonic() + (WALL_CAP * seconds if CPU_CLOCK else 0.0)
+  _guard["cpu_deadline"] = time.thread_time() + seconds if CPU_CLOCK else math.inf
+  _guard["wall_deadline"] = time.monotonic() + (WALL_CAP if CPU_CLOCK else 1.0) * seconds
   _guard["active"] = True
   signal.setitimer(signal.ITIMER_REAL, seconds, 0.05)
   try:
