@@ -30,9 +30,9 @@ from lee_jax import vocab
 SIMPLIFY_SECONDS = 2.0
 # The limit is CPU time of the thread that simplifies: under a wall-clock limit the same search
 # can count a candidate's complexity differently on a loaded machine (a simplification that
-# takes 1.5 s alone can take 3 s beside a second search), and so choose other answers. A thread that gets
-# no CPU at all still stops at WALL_CAP times the limit. LEE_JAX_SIMPLIFY_CLOCK=wall restores the
-# wall-clock limit (for comparisons).
+# takes 1.5 s alone can take 3 s beside a second search), and so choose other answers. A
+# thread that gets no CPU at all still stops at WALL_CAP times the limit.
+# LEE_JAX_SIMPLIFY_CLOCK=wall restores the wall-clock limit (for comparisons).
 WALL_CAP = 4.0
 CPU_CLOCK = os.environ.get("LEE_JAX_SIMPLIFY_CLOCK", "cpu") != "wall"
 CACHE_SIZE = 65536
