@@ -302,16 +302,18 @@ def _lm(classes, lanes, args, roots, used, cmask, c0, X, y, rw, Xs, ys, sw, step
                                      select_all=select_all, unroll=unroll)
       # residuals times root_w: their sum of squares is the weighted one
       r = jnp.where(real[None, None], (y_hat - y[None, None]) * root_w[None, None], 0.0) * scale
-      J = J * (root_w * scale)[None, None, :, None]
+      J = J * (root_w * scale)[None, None, None]
       f = jnp.where(jnp.all(jnp.isfinite(r), -1), jnp.sum(r * r, -1), jnp.inf)
-      return r, J, f, buf  # [B, R, N], [B, R, N, M], [B, R]
+      return r, J, f, buf  # [B, R, N], [B, R, M, N], [B, R]
 
     def body(state):
       i, c, r, J, f, lam, active, buf = state
-      Jm = jnp.where(free[:, :, None, :] & jnp.isfinite(J), J, 0.0)
+      Jm = jnp.where(free[..., None] & jnp.isfinite(J), J, 0.0)
       rr = jnp.where(jnp.isfinite(r), r, 0.0)
-      A = jnp.einsum("brnm,brnk->brmk", Jm, Jm)
-      g = jnp.einsum("brnm,brn->brm", Jm, rr)
+      # Rows last, the contracted axis: XLA's CPU dot then takes all (candidate, start)
+      # systems in one call (rows in the middle cost ~14% of a search's fitting).
+      A = jnp.einsum("brmn,brkn->brmk", Jm, Jm)
+      g = jnp.einsum("brmn,brn->brm", Jm, rr)
       # Marquardt scaling; unused slots get an identity row so every system stays regular.
       diag = jnp.diagonal(A, axis1=-2, axis2=-1)
       A = A + (lam[..., None] * (diag + 1e-9) + jnp.where(free, 0.0, 1.0))[..., None] * eye
@@ -415,8 +417,10 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20
 
 # Shape classes: every call is padded to one of few (trees, instructions, slots) shapes, so a
 # search compiles the LM a handful of times per dataset shape instead of once per batch size
-# (a compile costs ~1.5 s on the 2-core CPU, more than fitting a whole batch).
-_SLOTS = (2, 8)
+# (a compile costs ~1.5 s on the 2-core CPU, more than fitting a whole batch). Slots 4:
+# 14% of a search's candidates have 3 or 4 constants, and 9 channels for them cost 26%
+# of its fitting time; a 1-slot class gained nothing (one more call, same passes).
+_SLOTS = (2, 4, 8)
 _SHAPES = ((16, 32), (64, 128))  # (trees, instructions)
 
 

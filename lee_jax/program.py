@@ -327,7 +327,7 @@ def run_on(buf, classes, lanes, args, roots, used, consts, jacobian: bool = Fals
   out = buf[roots]
   if not jacobian:
     return buf, out[:, 0]
-  return buf, out[:, 0], jnp.moveaxis(out[:, 1:], 1, -1)
+  return buf, out[:, 0], jnp.swapaxes(out[:, 1:], 1, 2)
 
 
 def run(classes, lanes, args, roots, used, consts, X, jacobian: bool = False,
@@ -336,7 +336,7 @@ def run(classes, lanes, args, roots, used, consts, X, jacobian: bool = False,
 
   classes/lanes/args/roots/used from Program.arrays(); consts [B, R, M]; X [N, D].
   Returns y [B, R, N] (NaN wherever a node was non-finite), and with jacobian=True also
-  dy/dconsts [B, R, N, M]. By default each instruction branches to its class and only the
+  dy/dconsts [B, R, M, N] (rows last, as the fitter contracts them). By default each instruction branches to its class and only the
   first `used` instructions run (a loop bound read from data: the padding to the shape
   bucket costs nothing). select_all has no data-dependent control flow: every class is
   computed and selected, and the whole padded schedule runs (for accelerators, where a

@@ -123,13 +123,13 @@ def test_batched_jax_fitter_matches_scipy_on_the_same_candidates():
 
 
 def test_pipelined_calls_give_each_node_its_own_fit():
-  # Two slot classes (1-2 and 3-8 constants) are two LM calls, both dispatched before either
+  # Two slot classes (1-2 and 3-4 constants) are two LM calls, both dispatched before either
   # is read back; each node must get the same result as when every call is read back at once.
   rng = np.random.default_rng(5)
   X = rng.uniform(-2, 2, (200, 2))
   y = 1.5 * np.cos(0.8 * X[:, 0]) - 0.4 * X[:, 1] + 0.9
   nodes = [E.from_prefix(t.split()) for t in (
-      "add mul C cos mul C x0 add mul C x1 C",  # 4 constants: the 8-slot call
+      "add mul C cos mul C x0 add mul C x1 C",  # 4 constants: the 4-slot call
       "add mul C x1 C",  # 2 constants: the 2-slot call
       "mul C cos x0",
       "add add mul C x0 mul C x1 C",  # 3 constants
