@@ -338,11 +338,11 @@ def run(classes, lanes, args, roots, used, consts, X, jacobian: bool = False,
   Returns y [B, R, N] (NaN wherever a node was non-finite), and with jacobian=True also
   dy/dconsts [B, R, M, N] (rows last, as the fitter contracts them). By default each
   instruction branches to its class and only the first `used` instructions run (a loop
-  bound read from data: the padding to the shape bucket costs nothing). select_all has no data-dependent control flow: every class is
-  computed and selected, and the whole padded schedule runs (for accelerators, where a
-  branch or a data-bound loop iteration can cost a host round trip, more than the work);
-  there `unroll` instructions run per loop iteration (fewer iterations, a longer compile;
-  0: all of them, no loop).
+  bound read from data: the padding to the shape bucket costs nothing). select_all has no
+  data-dependent control flow: every class is computed and selected, and the whole padded
+  schedule runs (for accelerators, where a branch or a data-bound loop iteration can cost
+  a host round trip, more than the work); there `unroll` instructions run per loop
+  iteration (fewer iterations, a longer compile; 0: all of them, no loop).
   """
   import jax.numpy as jnp
 
