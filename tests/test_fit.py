@@ -144,6 +144,30 @@ def test_pipelined_calls_give_each_node_its_own_fit():
   np.testing.assert_allclose(piped[0].values, [1.5, 0.8, -0.4, 0.9], rtol=1e-4)
 
 
+def test_each_slot_class_is_one_call_and_fits_its_candidates(monkeypatch):
+  # 1-2, 3-4 and 5-8 constants go to calls with 2, 4 and 8 derivative channels; a
+  # 5-constant truth in the 8-slot call (3 slots unused) is recovered exactly.
+  rng = np.random.default_rng(6)
+  X = rng.uniform(-2, 2, (200, 2))
+  y = 1.2 * np.sin(0.9 * X[:, 0]) + 0.4 * X[:, 1] ** 2 - 0.7 * X[:, 0] * X[:, 1] + 0.3
+  nodes = [E.from_prefix(t.split()) for t in (
+      "add add add mul C sin mul C x0 mul C sq x1 mul C mul x0 x1 C",  # 5: the 8-slot call
+      "add mul C sin mul C x0 C",  # 3: the 4-slot call
+      "mul C x0",  # 1: the 2-slot call
+  )]
+  nodes[0] = E.with_constants(nodes[0], [1.0, 1.1, 0.5, -0.5, 0.0])
+  slots = []
+  start = fit._start_group
+  monkeypatch.setattr(fit, "_start_group", lambda nodes, prog, *a: (
+      slots.append(prog.n_consts), start(nodes, prog, *a))[1])
+  jx = fit.fit_batch(nodes, X, y, steps=40, restarts=2)
+  assert sorted(slots) == [2, 4, 8]
+  np.testing.assert_allclose(jx[0].values, [1.2, 0.9, 0.4, -0.7, 0.3], rtol=1e-4, atol=1e-5)
+  for a, node in zip(jx[1:], nodes[1:]):  # approximate fits: scipy's optimum
+    b = fit.fit_constants(node, X, y, 300)
+    assert a.ok and abs(a.nmse - b.nmse) < 1e-5 + 1e-4 * b.nmse
+
+
 def test_snapping_removes_dead_terms_and_unit_factors_only():
   rng = np.random.default_rng(2)
   X = rng.uniform(-3, 3, (300, 2))
