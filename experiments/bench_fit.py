@@ -26,6 +26,7 @@ import numpy as np
 from absl import app
 from absl import flags
 
+from lee_jax import compile_cache
 from lee_jax import configs
 from lee_jax import datasets
 from lee_jax import evaluate
@@ -132,6 +133,9 @@ def r2_of(node, X, y) -> float:
 
 def main(argv):
   del argv
+  # The LM's compiled shapes on disk: a second run (another flag, the GPU lease's next step)
+  # loads them instead of compiling again (a cold compile once ran past a 55 s limit there).
+  compile_cache.enable()
   if _CANDIDATES.value == "grammar":
     groups = make_groups(_N.value, _BATCH.value, _ROWS.value, np.random.default_rng(_SEED.value),
                          _LBFGS.value)
