@@ -158,8 +158,12 @@ def test_each_slot_class_is_one_call_and_fits_its_candidates(monkeypatch):
   nodes[0] = E.with_constants(nodes[0], [1.0, 1.1, 0.5, -0.5, 0.0])
   slots = []
   start = fit._start_group
-  monkeypatch.setattr(fit, "_start_group", lambda nodes, prog, *a: (
-      slots.append(prog.n_consts), start(nodes, prog, *a))[1])
+
+  def spy(nodes, prog, *args):  # records each LM call's slot count
+    slots.append(prog.n_consts)
+    return start(nodes, prog, *args)
+
+  monkeypatch.setattr(fit, "_start_group", spy)
   jx = fit.fit_batch(nodes, X, y, steps=40, restarts=2)
   assert sorted(slots) == [2, 4, 8]
   np.testing.assert_allclose(jx[0].values, [1.2, 0.9, 0.4, -0.7, 0.3], rtol=1e-4, atol=1e-5)
