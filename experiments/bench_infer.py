@@ -42,6 +42,8 @@ _FITTER = flags.DEFINE_enum("fitter", None, list(configs.FITTERS), "Override the
 _HELPERS = flags.DEFINE_integer("simplify_helpers", None, "Override the preset's SymPy helper processes.")
 _OVERLAP = flags.DEFINE_bool("overlap", None, "Override the preset's overlap (SymPy in the helpers "
                              "while the next batch decodes; parents one batch behind).")
+_SIMPLIFY = flags.DEFINE_enum("simplify", None, list(configs.SIMPLIFY),
+                              "Override the preset's search simplification (full = the paper).")
 _WARMUP = flags.DEFINE_bool("warmup", True, "Run one untimed short round first (compilation).")
 _SEED = flags.DEFINE_integer("seed", 0, "Split and search seed.")
 _JSON = flags.DEFINE_string("json", None, "Also write the rows as JSON here.")
@@ -61,11 +63,13 @@ def main(argv):
   defaults = {} if _RANDOM.value else weights.search_defaults(_CHECKPOINT.value)
   cfg = configs.get_search_config(_PRESET.value, defaults, rounds=_ROUNDS.value, iterations=_ITERS.value,
                                   workers=_WORKERS.value, fitter=_FITTER.value,
-                                  simplify_helpers=_HELPERS.value, overlap=_OVERLAP.value)
+                                  simplify_helpers=_HELPERS.value, overlap=_OVERLAP.value,
+                                  simplify=_SIMPLIFY.value)
   names = _DATASETS.value or [d.name for d in datasets.list_datasets() if d.group == _GROUP.value]
   print(f"model: {source}; preset {_PRESET.value} ({cfg.rounds} rounds x {cfg.iterations} "
         f"iterations, {cfg.workers} worker(s), {cfg.simplify_helpers} SymPy helper(s), "
-        f"{cfg.fitter} fitter{', overlapped SymPy' if cfg.overlap else ''}), mode {_MODE.value}",
+        f"{cfg.fitter} fitter, {cfg.simplify} SymPy{', overlapped' if cfg.overlap else ''}), "
+        f"mode {_MODE.value}",
         flush=True)
   if _WARMUP.value:
     ds = datasets.load_dataset(names[0])

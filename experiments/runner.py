@@ -28,8 +28,8 @@ STROGATZ = "strogatz"
 
 # The override flags define_search_flags(sweep=True) defines: a sweep runner passes every one
 # on (search_overrides(*SWEEP_OVERRIDES)), so none is accepted and then ignored.
-SWEEP_OVERRIDES = ("rounds", "iters", "workers", "simplify_helpers", "overlap", "fitter", "n_init",
-                   "poly_terms", "poly_floor")
+SWEEP_OVERRIDES = ("rounds", "iters", "workers", "simplify_helpers", "overlap", "fitter", "simplify",
+                   "n_init", "poly_terms", "poly_floor")
 
 
 def define_search_flags(datasets_help: str, mode: bool = True, sweep: bool = False) -> None:
@@ -52,6 +52,8 @@ def define_search_flags(datasets_help: str, mode: bool = True, sweep: bool = Fal
                     "An untrained model of this size (smoke tests and timing only).")
   if sweep:
     flags.DEFINE_enum("fitter", None, list(configs.FITTERS), "Override the preset's fitter.")
+    flags.DEFINE_enum("simplify", None, list(configs.SIMPLIFY), "Override the preset's search "
+                      "simplification (light: without SymPy's trig passes; full = the paper).")
     flags.DEFINE_integer("n_init", None, "Override the preset's n_init (decodes from z0).")
     flags.DEFINE_integer("poly_terms", None, "Override the preset's polynomial seeds (the best "
                          "1..T-term polynomials join each pool; 0 = none, the paper).")

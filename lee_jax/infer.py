@@ -62,6 +62,11 @@ _OVERLAP = flags.DEFINE_bool("overlap", None,
 _FITTER = flags.DEFINE_enum("fitter", None, list(configs.FITTERS),
                             "Constant fitter: scipy (L-BFGS-B per candidate) or jax (batched "
                             "Levenberg-Marquardt on the device) (default: the preset's).")
+_SIMPLIFY = flags.DEFINE_enum("simplify", None, list(configs.SIMPLIFY),
+                              "The complexity the search ranks candidates by: light = SymPy's "
+                              "simplify without its trigonometric passes (a third of the time), "
+                              "full = the paper. Reported complexities are always full "
+                              "(default: the preset's).")
 _LATENT_NOISE = flags.DEFINE_float(
     "latent_noise", None, "Sampled decodes start from mu + s * std * eps, std the encoder's "
     "posterior spread (default: the preset's, 0 = the paper). Helps a model that decodes its "
@@ -117,7 +122,7 @@ def search_config() -> configs.SearchConfig:
                                      workers=_WORKERS.value, fitter=_FITTER.value,
                                      simplify_helpers=_HELPERS.value, overlap=_OVERLAP.value,
                                      latent_noise=_LATENT_NOISE.value, poly_terms=_POLY.value,
-                                     poly_floor=_POLY_FLOOR.value)
+                                     poly_floor=_POLY_FLOOR.value, simplify=_SIMPLIFY.value)
   except ValueError as e:
     raise datasets.DataError(str(e)) from None
 

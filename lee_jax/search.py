@@ -290,7 +290,7 @@ class Round:
       else:
         entering.append((key, node, cids, cconsts, rt, rv))
     job = complexity.submit([e[1] for e in entering], self.cfg.simplify_helpers,
-                            background=not wait)
+                            background=not wait, light=self.cfg.simplify == "light")
     self.pending = (entering, job, origin, iteration)
     self.pending_keys = {e[0] for e in entering}
     if wait:
@@ -467,6 +467,17 @@ class Round:
     return dataclasses.replace(c, node=node, ids=ids, consts=consts, r2_train=rt, r2_val=rv,
                                complexity=cx, score=score.search_score(rt, cx, self.cfg.alpha))
 
+  def fully_counted(self, pool, final, iterative_best):
+    """The same candidates with the full simplification's complexity (and score): the search
+    ranked them by the light one (configs.SearchConfig.simplify)."""
+    every = final + ([iterative_best] if iterative_best is not None else [])
+    counts = complexity.complexities([c.node for c in every], self.cfg.simplify_helpers)
+    full = {id(c): c if n == c.complexity else dataclasses.replace(
+        c, complexity=n, score=score.search_score(c.r2_train, n, self.cfg.alpha))
+            for c, n in zip(every, counts)}
+    return ([full[id(c)] for c in pool], [full[id(c)] for c in final],
+            None if iterative_best is None else full[id(iterative_best)])
+
   def result(self) -> RoundResult:
     """The round's answer and records from its current state."""
     # The baselines stay candidates after the pool evicts them: when every pool entry is
@@ -475,6 +486,9 @@ class Round:
       pool = [self.snapped(c) for c in self.pool.entries]
       final = pool + [self.snapped(c) for c in self.floor]
       iterative_best = None if self.iterative_best is None else self.snapped(self.iterative_best)
+    if self.cfg.simplify != "full":  # what a round reports carries the full simplification's C
+      with self.timer("simplify"):
+        pool, final, iterative_best = self.fully_counted(pool, final, iterative_best)
     if self.probe is not None:
       # A second, denser look before a formula becomes the answer: a pole along a curve
       # (x = sin y) can slip between one draw of probe points, and one such winner costs

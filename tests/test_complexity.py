@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+import sympy
 
 from lee_jax import complexity as C
 from lee_jax import expr as E
@@ -9,6 +10,7 @@ from lee_jax import grammar
 @pytest.fixture
 def empty_cache():
   C.cache.data.clear()
+  C.light_cache.data.clear()
   yield C.cache
   C.shutdown_helpers()
 
@@ -22,6 +24,26 @@ def test_complexity_counts_simplified_nodes_and_caches():
   before = C.cache.hits
   C.complexity(t)
   assert C.cache.hits == before + 1
+
+
+def test_light_simplification_leaves_out_only_the_trig_passes(empty_cache):
+  identity = E.from_prefix("add sq sin x0 sq cos x0".split())
+  assert C.complexity(identity) == 1
+  assert C.complexity(identity, light=True) == 9  # sin(x0)**2 + cos(x0)**2, as built
+  # The rest of SymPy's simplify still runs, down into function arguments.
+  assert C.complexity(E.from_prefix("add x0 x0".split()), light=True) == 3
+  one = "+ 1 . 0 0 e + 0 0"
+  assert C.complexity(E.from_prefix(f"sin div sub sq x0 {one} sub x0 {one}".split()), light=True) == 4
+  key = tuple(E.to_prefix(identity))
+  assert C.cache.get(key) == 1 and C.light_cache.get(key) == 9  # one cache per mode
+  # SymPy itself is untouched: the light function is a copy.
+  x = sympy.Symbol("x")
+  assert sympy.simplify(sympy.sin(x) ** 2 + sympy.cos(x) ** 2) == 1
+  # Helper processes count in the mode they are asked for.
+  C.light_cache.data.clear()
+  trees = [identity, E.from_prefix("mul x1 sq x1".split()), E.from_prefix("add sq cos x1 sq sin x1".split())]
+  assert C.complexities(trees, helpers=1, light=True) == [9, 3, 9]
+  assert C.complexities(trees, helpers=1) == [1, 3, 1]
 
 
 def test_cache_drops_the_least_recently_used():
@@ -73,7 +95,7 @@ def test_helper_processes_give_the_in_process_counts(empty_cache, monkeypatch):
   trees += trees[:3]  # repeats inside one call are simplified once
   reference = [C.count_simplified(tuple(E.to_prefix(C.constant_pattern(t)))) for t in trees]
   here = []
-  monkeypatch.setattr(C, "count_simplified", lambda p: here.append(p) or reference_of[p])
+  monkeypatch.setattr(C, "count_simplified", lambda p, light=False: here.append(p) or reference_of[p])
   reference_of = {tuple(E.to_prefix(C.constant_pattern(t))): c for t, c in zip(trees, reference)}
   misses = C.cache.misses
   assert C.complexities(trees, helpers=1) == reference
@@ -92,7 +114,7 @@ def test_a_background_job_runs_in_the_helpers_while_this_process_works(empty_cac
   reference = [C.count_simplified(tuple(E.to_prefix(C.constant_pattern(t)))) for t in trees]
   here = []
   real = C.count_simplified
-  monkeypatch.setattr(C, "count_simplified", lambda p: here.append(p) or real(p))
+  monkeypatch.setattr(C, "count_simplified", lambda p, light=False: here.append(p) or real(p, light))
   job = C.submit(trees, helpers=1, background=True)
   deadline = time.time() + 60  # this process does something else meanwhile
   while (job.todo or any(h.sent for h in job.live)) and time.time() < deadline:
@@ -133,7 +155,7 @@ def test_an_interrupted_call_leaves_no_late_answers_behind(empty_cache, monkeypa
   rng = np.random.default_rng(3)
   trees = [grammar.sample(rng, n_vars=2)[0] for _ in range(8)]
 
-  def interrupted(prefix):
+  def interrupted(prefix, light=False):
     raise KeyboardInterrupt
 
   monkeypatch.setattr(C, "count_simplified", interrupted)

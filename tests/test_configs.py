@@ -24,3 +24,10 @@ def test_search_config_rejects_fitter_settings_that_cannot_run():
     with pytest.raises(ValueError, match=message):
       configs.get_search_config("fast", **bad)
   assert configs.get_search_config("fast", lm_sub_rows=0).lm_sub_rows == 0
+
+
+def test_search_config_simplification_is_light_or_full():
+  assert configs.get_search_config("paper").simplify == "light"
+  assert configs.get_search_config("fast", simplify="full").simplify == "full"
+  with pytest.raises(ValueError, match="simplify must be one of light, full, got 'none'"):
+    configs.get_search_config("fast", simplify="none")

@@ -126,7 +126,7 @@ def test_overlap_scores_a_batch_now_and_merges_it_at_the_next_flush(eng, data):
   assert r.pending is None and not r.pending_keys and pending <= set(r.seen)
   entered = [r.seen[k] for k in pending if r.seen[k] is not None]
   assert entered and {c.key for c in r.pool.entries} <= {c.key for c in entered}
-  assert [c.complexity for c in entered] == complexity.complexities([c.node for c in entered])
+  assert [c.complexity for c in entered] == complexity.complexities([c.node for c in entered], light=True)
 
 
 def test_an_overlapped_round_ends_with_every_batch_in_the_pool(eng, data):
@@ -292,6 +292,25 @@ def test_the_answer_loses_a_fitted_term_that_changes_nothing(eng):
   (c2,) = rnd2.evaluate(np.asarray([_ids("add mul C x0 mul C x1")], np.int32), "init", 0)
   rnd2.pool.entries, rnd2.floor = [c2], []
   assert rnd2.result().winner is c2
+
+
+def test_a_round_reports_the_complexity_of_the_full_simplification(eng):
+  # 1.5 x0 (sin(x0)^2 + cos(x0)^2): the light simplification a search ranks by keeps the
+  # identity (C = 12); what the round reports carries the full one's 1.5 x0 (C = 3).
+  rng = np.random.default_rng(2)
+  X = rng.uniform(-3, 3, (300, 1))
+  d = search.SearchData(X[:200], 1.5 * X[:200, 0], X[200:], 1.5 * X[200:, 0])
+  ids = np.asarray([_ids("mul mul C x0 add sq sin x0 sq cos x0")], np.int32)
+  rnd = search.Round(eng, d, helpers.SMALL_SEARCH, "oneshot", 0, seed=0)
+  (c,) = rnd.evaluate(ids, "init", 0)
+  assert c.complexity == 12 and c.r2_train > 1 - 1e-9
+  rnd.pool.entries, rnd.floor = [c], []
+  res = rnd.result()
+  assert res.winner.complexity == res.pool[0].complexity == 3
+  assert res.winner.score == pytest.approx(c.score + 9 * helpers.SMALL_SEARCH.alpha)
+  full = dataclasses.replace(helpers.SMALL_SEARCH, simplify="full")  # the paper's ranking
+  (cf,) = search.Round(eng, d, full, "oneshot", 0, seed=0).evaluate(ids, "init", 0)
+  assert cf.complexity == 3
 
 
 def test_the_baseline_floor_wins_when_every_pool_entry_fails_validation(eng, data):
