@@ -110,7 +110,7 @@ def _without_trig_passes():
 
   Those two passes (Fu et al.'s rule search) are ~60% of a search's SymPy time and rarely
   change a node count: on 3,590 simplifications recorded in five Strogatz searches 97% of
-  the counts were equal and the rest within +-5, both ways (trigsimp shortens by operation
+  the counts were equal and the rest within -4..+7, both ways (trigsimp shortens by operation
   count, not nodes), at 0.29-0.36 of the time (BUILD_NOTES "A light simplification").
   Built as a copy of `sympy.simplify.simplify.simplify` with those two names rebound in its
   globals (its recursion into function arguments rebound to the copy too), so SymPy itself
