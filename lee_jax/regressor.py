@@ -43,11 +43,13 @@ class LEERegressor:
     preset: 'paper' (Table 10 plus the polynomial seeds) or 'fast' (a small budget for a
       2-core CPU).
     mode: 'combined', 'iterative', 'gradient', 'oneshot' or 'cmaes'.
-    rounds, iterations, workers, pool_size, fitter, latent_noise, poly_terms, poly_floor:
-      override the preset when not None (fitter: 'scipy' or 'jax'; latent_noise s: sampled
-      decodes from mu + s * std * eps, 0 = the paper; poly_terms T: the best 1..T-term
-      polynomials of degree <= 3 join each round's pool, 0 = none, the paper; poly_floor:
-      those seeds are answer candidates only, never parents).
+    rounds, iterations, workers, pool_size, fitter, latent_noise, poly_terms, poly_floor,
+      simplify: override the preset when not None (fitter: 'scipy' or 'jax'; latent_noise s:
+      sampled decodes from mu + s * std * eps, 0 = the paper; poly_terms T: the best
+      1..T-term polynomials of degree <= 3 join each round's pool, 0 = none, the paper;
+      poly_floor: those seeds are answer candidates only, never parents; simplify: 'light'
+      ranks candidates by SymPy's simplify without its trig passes, 'full' as the paper;
+      reported complexities are always the full one).
     max_time: seconds for the search (None: no limit); past it the search answers from what it
       has found (the first round's initial pool at least), so results depend on machine speed.
     val_fraction: share of the rows held out for validation.
@@ -65,7 +67,7 @@ class LEERegressor:
                workers: int | None = None, pool_size: int | None = None,
                fitter: str | None = None, latent_noise: float | None = None,
                poly_terms: int | None = None, poly_floor: bool | None = None,
-               max_time: float | None = None, val_fraction: float = 0.2,
+               simplify: str | None = None, max_time: float | None = None, val_fraction: float = 0.2,
                select_k_best: int | None = None, warm_start: bool = False, seed: int = 0,
                verbose: bool = False):
     self.checkpoint = checkpoint
@@ -79,6 +81,7 @@ class LEERegressor:
     self.latent_noise = latent_noise
     self.poly_terms = poly_terms
     self.poly_floor = poly_floor
+    self.simplify = simplify
     self.max_time = max_time
     self.val_fraction = val_fraction
     self.select_k_best = select_k_best
@@ -89,7 +92,7 @@ class LEERegressor:
   def __setstate__(self, state: dict) -> None:
     # An estimator pickled before select_k_best existed read every column.
     self.__dict__.update(state)
-    for name in ("select_k_best", "poly_terms", "poly_floor"):  # parameters added since
+    for name in ("select_k_best", "poly_terms", "poly_floor", "simplify"):  # parameters added since
       self.__dict__.setdefault(name, None)
     if "n_features_in_" in state and "selected_features_" not in state:
       self.selected_features_ = list(range(state["n_features_in_"]))
@@ -130,7 +133,8 @@ class LEERegressor:
                                      rounds=self.rounds, iterations=self.iterations,
                                      workers=self.workers, pool_size=self.pool_size,
                                      fitter=self.fitter, latent_noise=self.latent_noise,
-                                     poly_terms=self.poly_terms, poly_floor=self.poly_floor)
+                                     poly_terms=self.poly_terms, poly_floor=self.poly_floor,
+                                     simplify=self.simplify)
 
   def fit(self, X, y, sample_weight=None) -> "LEERegressor":
     """Search for a formula of y in the columns of X. sample_weight (one non-negative weight
