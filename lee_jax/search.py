@@ -472,9 +472,12 @@ class Round:
     ranked them by the light one (configs.SearchConfig.simplify)."""
     every = final + ([iterative_best] if iterative_best is not None else [])
     counts = complexity.complexities([c.node for c in every], self.cfg.simplify_helpers)
-    full = {id(c): c if n == c.complexity else dataclasses.replace(
-        c, complexity=n, score=score.search_score(c.r2_train, n, self.cfg.alpha))
-            for c, n in zip(every, counts)}
+    def recounted(c, n):  # the same object when the count stands (identity marks the answer)
+      if n == c.complexity:
+        return c
+      return dataclasses.replace(c, complexity=n, score=score.search_score(c.r2_train, n, self.cfg.alpha))
+
+    full = {id(c): recounted(c, n) for c, n in zip(every, counts)}
     return ([full[id(c)] for c in pool], [full[id(c)] for c in final],
             None if iterative_best is None else full[id(iterative_best)])
 
