@@ -27,8 +27,6 @@ from absl import app
 from absl import flags
 
 from lee_jax import compile_cache
-from lee_jax import configs
-from lee_jax import datasets
 from lee_jax import evaluate
 from lee_jax import expr as E
 from lee_jax import fit
@@ -104,18 +102,8 @@ class _RecordingRound(search.Round):
 def search_groups(names: list[str], iterations: int, seed: int, checkpoint: str | None):
   """[(X, y, [nodes], max_iter)]: every fitter call of one `fast` round (scipy fitter, mode
   combined, seed) of `iterations` on each dataset, in the order the round made them."""
-  sets = runner.load_all(names)  # runner's loaders exit with one line on a bad name or model
-  eng, _, _ = runner.load_engine(checkpoint, None)
-  cfg = configs.get_search_config("fast", runner.model_search_defaults(checkpoint, None),
-                                  rounds=1, iterations=iterations, fitter="scipy")
-  groups = []
-  for ds in sets.values():
-    p = datasets.split(ds.X, ds.y, seed=seed)
-    r = _RecordingRound(eng, search.SearchData(p.X_train, p.y_train, p.X_val, p.y_val), cfg,
-                        "combined", 0, seed)
-    r.run()
-    groups += [g for g in r.calls if g[2]]
-  return groups
+  rounds = runner.fast_rounds(names, iterations, seed, checkpoint, _RecordingRound, fitter="scipy")
+  return [g for r in rounds for g in r.calls if g[2]]
 
 
 def timed(run):

@@ -23,10 +23,7 @@ from absl import flags
 from absl import logging
 
 from lee_jax import complexity
-from lee_jax import configs
-from lee_jax import datasets
 from lee_jax import expr as E
-from lee_jax import search
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import runner  # noqa: E402  (experiments/runner.py, beside this script)
@@ -43,21 +40,10 @@ def search_prefixes(names: list[str], iterations: int, seed: int, checkpoint: st
                     ) -> list[tuple[str, ...]]:
   """The distinct constant-pattern prefixes of every candidate one `fast` round (mode
   combined, full simplification, in-process SymPy) scored on each dataset."""
-  sets = runner.load_all(names)  # runner's loaders exit with one line on a bad name or model
-  eng, _, _ = runner.load_engine(checkpoint, None)
-  cfg = configs.get_search_config("fast", runner.model_search_defaults(checkpoint, None),
-                                  rounds=1, iterations=iterations, simplify="full",
-                                  simplify_helpers=0)
-  out: dict[tuple[str, ...], None] = {}
-  for ds in sets.values():
-    p = datasets.split(ds.X, ds.y, seed=seed)
-    r = search.Round(eng, search.SearchData(p.X_train, p.y_train, p.X_val, p.y_val), cfg,
-                     "combined", 0, seed)
-    r.run()
-    for c in r.seen.values():
-      if c is not None:
-        out[tuple(E.to_prefix(complexity.constant_pattern(c.node)))] = None
-  return list(out)
+  rounds = runner.fast_rounds(names, iterations, seed, checkpoint, simplify="full",
+                              simplify_helpers=0)
+  return list(dict.fromkeys(tuple(E.to_prefix(complexity.constant_pattern(c.node)))
+                            for r in rounds for c in r.seen.values() if c is not None))
 
 
 def main(argv):

@@ -129,6 +129,25 @@ def load_all(names: list[str]) -> dict[str, datasets.Dataset]:
     sys.exit(f"error: {e}")
 
 
+def fast_rounds(names: list[str], iterations: int, seed: int, checkpoint: str | None,
+                round_cls=search.Round, **overrides) -> list[search.Round]:
+  """One finished `fast` round (mode combined, round 0, seed) of `iterations` on the SRBench
+  split of each named dataset: what the benchmarks record a real search from. round_cls: a
+  search.Round subclass that records what it sees; overrides: SearchConfig fields."""
+  sets = load_all(names)  # the loaders exit with one line on a bad name or model
+  eng, _, _ = load_engine(checkpoint, None)
+  cfg = configs.get_search_config("fast", model_search_defaults(checkpoint, None), rounds=1,
+                                  iterations=iterations, **overrides)
+  rounds = []
+  for ds in sets.values():
+    p = datasets.split(ds.X, ds.y, seed=seed)
+    r = round_cls(eng, search.SearchData(p.X_train, p.y_train, p.X_val, p.y_val), cfg,
+                  "combined", 0, seed)
+    r.run()
+    rounds.append(r)
+  return rounds
+
+
 @dataclasses.dataclass
 class Run:
   name: str
