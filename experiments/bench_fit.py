@@ -59,6 +59,8 @@ _UNROLL = flags.DEFINE_integer("unroll", fit.UNROLL, "Program instructions per l
                                "on the accelerator path (select_all; ignored on the CPU path); 0: all, no loop.")
 _PIPELINED = flags.DEFINE_bool("pipelined", True, "Dispatch every LM call of a batch before "
                                 "reading any back (false: each read back before the next).")
+_LINEAR = flags.DEFINE_bool("linear", True, "Solve candidates affine in their constants by "
+                            "one least-squares solve (fit.fit_linear) instead of LM.")
 _REPEATS = flags.DEFINE_integer("repeats", 3, "Timed passes per fitter (the median is reported).")
 _SEED = flags.DEFINE_integer("seed", 0, "Seed.")
 
@@ -139,7 +141,7 @@ def main(argv):
   def fit_jax(X, y, nodes):
     return fit.fit_batch(nodes, X, y, _STEPS.value, _RESTARTS.value, sub_rows=_SUB_ROWS.value,
                          polish=_POLISH.value, unroll=_UNROLL.value,
-                         pipelined=_PIPELINED.value)
+                         pipelined=_PIPELINED.value, linear=_LINEAR.value)
 
   for X, y, nodes, _ in groups:  # compile every shape bucket first
     fit_jax(X, y, nodes)
@@ -166,6 +168,10 @@ def main(argv):
   path = ("select-all path, unroll %d" % _UNROLL.value if jax.default_backend() != "cpu"
           else "CPU branch path")
   budgets = sorted({it for *_, it in cands})
+  if _LINEAR.value:
+    n_lin = sum(fit.fit_linear(n, X, y, None, max(np.var(y), 1e-12)) is not None
+                for n, X, y, _ in cands)
+    path += f"; {n_lin} of them affine in their constants, solved by least squares"
   print(f"{len(cands)} candidates ({source}); jax ({path}): {_STEPS.value} LM steps "
         f"{sub} x {_RESTARTS.value} starts; scipy: L-BFGS-B <= "
         f"{'/'.join(map(str, budgets))} iterations")

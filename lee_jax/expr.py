@@ -80,13 +80,19 @@ def constants(node: Node) -> list[float]:
 
 
 def with_constants(node: Node, values: Sequence[float]) -> Node:
-  """The same tree with its constants (and `C`s) replaced, in prefix order."""
+  """The same tree with its constants (and `C`s) replaced, in prefix order. Subtrees
+  without constants are shared with `node` (nodes are immutable)."""
   it = iter(values)
 
   def rebuild(n: Node) -> Node:
     if n.name in ("const", "C"):
       return const(next(it))
-    return Node(n.name, tuple(rebuild(c) for c in n.children), n.value)
+    if not n.children:
+      return n
+    children = tuple(rebuild(c) for c in n.children)
+    if all(a is b for a, b in zip(children, n.children)):
+      return n
+    return Node(n.name, children, n.value)
 
   out = rebuild(node)
   if next(it, None) is not None:

@@ -248,6 +248,109 @@ def snap(node: E.Node, X: np.ndarray, y: np.ndarray, weights: np.ndarray | None 
   return node if out == node else out
 
 
+# --- constants that enter linearly: one least-squares solve (--fitter=jax) ------------------
+#
+# Most decoded candidates are affine in their constants (63% of those with constants in 14
+# recorded `fast` Strogatz rounds: c0 * sin(x0) + c1 * x1, (x1 + c0) * x0, ...). Their
+# least-squares constants are one linear solve in float64, the global optimum that L-BFGS-B
+# or LM can only approach from the decoded start, at a fraction of an LM call's cost.
+
+class _NotAffine(Exception):
+  pass
+
+
+def _scan_affine(node: E.Node) -> tuple[int, bool]:
+  """(number of constants, affine in them)."""
+  if node.name in ("const", "C"):
+    return 1, True
+  kids = [_scan_affine(c) for c in node.children]
+  n = sum(k for k, _ in kids)
+  if not n:
+    return 0, True
+  if node.name in ("add", "sub", "neg"):
+    return n, all(aff for _, aff in kids)
+  if node.name == "mul":
+    (n_a, aff_a), (n_b, aff_b) = kids
+    return n, (not n_a and aff_b) or (not n_b and aff_a)
+  if node.name == "div":
+    (_, aff_a), (n_b, _) = kids
+    return n, aff_a and not n_b
+  return n, False  # a constant inside a unary function
+
+
+def affine_in_constants(node: E.Node) -> bool:
+  """Whether the tree is offset + sum(column_k * constant_k) with constant-free offset and
+  columns (each constant slot counted apart; no constants: True)."""
+  return _scan_affine(node)[1]
+
+
+def _affine_parts(node: E.Node, X: np.ndarray, slots: list):
+  """(value, None, None) for a subtree without constants, else (None, offset, {slot: column})
+  with subtree = offset + sum(column * constant); slots collects constant nodes in prefix
+  order. Raises _NotAffine where a constant enters nonlinearly."""
+  name = node.name
+  if name in ("const", "C"):
+    slots.append(node)
+    return None, 0.0, {len(slots) - 1: 1.0}
+  if not node.children:
+    return X[:, vocab.variable_index(name)], None, None
+  parts = [_affine_parts(c, X, slots) for c in node.children]
+  if all(v is not None for v, _, _ in parts):
+    return vocab.NUMPY_FN[name](*(v for v, _, _ in parts)), None, None
+  if name == "neg":
+    _, o, c = parts[0]
+    return None, -o, {k: -x for k, x in c.items()}
+  if len(parts) == 1:
+    raise _NotAffine
+  (va, oa, ca), (vb, ob, cb) = parts
+  if name in ("add", "sub"):
+    oa, ca = (va, {}) if va is not None else (oa, ca)
+    ob, cb = (vb, {}) if vb is not None else (ob, cb)
+    if name == "sub":
+      ob, cb = -ob, {k: -x for k, x in cb.items()}
+    return None, oa + ob, {**ca, **cb}
+  if name == "mul" and va is not None:
+    return None, va * ob, {k: va * x for k, x in cb.items()}
+  if name in ("mul", "div") and vb is not None:
+    f = vocab.NUMPY_FN[name]
+    return None, f(oa, vb), {k: f(x, vb) for k, x in ca.items()}
+  raise _NotAffine
+
+
+def fit_linear(node: E.Node, X: np.ndarray, y: np.ndarray, w: np.ndarray | None,
+               var: float) -> FitResult | None:
+  """The least-squares constants of a tree affine in them (float64; w: `row_weights`, var:
+  the fit rows' (weighted) variance); None when a constant enters nonlinearly or the tree is
+  not finite on every fit row for any constants (numpy raises on the first overflow, log
+  of 0, 0/0, ...: `evaluate_numpy` would make that row NaN), so the caller fits it otherwise.
+  A tree without constants is just scored."""
+  slots: list = []
+  try:
+    with np.errstate(over="raise", divide="raise", invalid="raise", under="ignore"):
+      value, offset, columns = _affine_parts(node, X, slots)
+      if value is not None:  # no constants
+        values, r = np.zeros(0), value - y
+      else:
+        A = np.empty((len(y), len(slots)))
+        for k in range(len(slots)):
+          A[:, k] = columns.get(k, 0.0)  # a slot in a sum cancelled by itself: 0
+        t = y - offset
+        if w is None:  # lstsq: SVD, so c0 + c1 (rank-deficient) gets the min-norm solution
+          values = np.linalg.lstsq(A, t, rcond=None)[0]
+        else:
+          rw = np.sqrt(w)
+          values = np.linalg.lstsq(A * rw[:, None], t * rw, rcond=None)[0]
+        r = A @ values - t
+      f = float(np.mean(r * r if w is None else w * r * r)) / var
+  except (_NotAffine, FloatingPointError, np.linalg.LinAlgError, IndexError):
+    return None  # (IndexError: a variable X lacks; the LM path reports it)
+  if not (np.isfinite(f) and np.all(np.isfinite(values))):
+    return None
+  if not len(values):
+    return FitResult(node, values, f, 0, True)
+  return FitResult(E.with_constants(node, values), values, f, 1, True)
+
+
 # --- batched JAX fitter (--fitter=jax) -------------------------------------------------------
 #
 # All candidates of a call are fitted at once. The trees are compiled on the host into one
@@ -268,6 +371,32 @@ POLISH = 4  # LM steps on every row after the subsample's
 # --unroll; gpu_session.sh bench runs 1 and 8), so the default leaves the loop as it was.
 UNROLL = 1
 FLOAT32_SAFE = 1e15  # larger |y| anywhere: scipy
+
+
+def _solve_spd(A, b):
+  """x with A x = b for symmetric positive definite A [..., M, M] (b [..., M]): Gaussian
+  elimination unrolled over M (no pivoting: A is positive definite). XLA fuses it into one
+  elementwise pass over the batch; jnp.linalg.solve's batched LAPACK calls cost 10-57 us per
+  LM step on the CPU at M = 2-8, this 0.3-6 (/work/scratch/s18/solve_micro.py). A singular
+  system gives non-finite entries, which the caller discards."""
+  import jax.numpy as jnp
+
+  m = A.shape[-1]
+  a = [[A[..., i, j] for j in range(m)] for i in range(m)]
+  b = [b[..., i] for i in range(m)]
+  for k in range(m):
+    for i in range(k + 1, m):
+      f = a[i][k] / a[k][k]
+      for j in range(k + 1, m):
+        a[i][j] = a[i][j] - f * a[k][j]
+      b[i] = b[i] - f * b[k]
+  x = [None] * m
+  for i in reversed(range(m)):
+    s = b[i]
+    for j in range(i + 1, m):
+      s = s - a[i][j] * x[j]
+    x[i] = s / a[i][i]
+  return jnp.stack(x, -1)
 
 
 def _lm(classes, lanes, args, roots, used, cmask, c0, X, y, rw, Xs, ys, sw, steps: int,
@@ -317,7 +446,7 @@ def _lm(classes, lanes, args, roots, used, cmask, c0, X, y, rw, Xs, ys, sw, step
       # Marquardt scaling; unused slots get an identity row so every system stays regular.
       diag = jnp.diagonal(A, axis1=-2, axis2=-1)
       A = A + (lam[..., None] * (diag + 1e-9) + jnp.where(free, 0.0, 1.0))[..., None] * eye
-      delta = jnp.linalg.solve(A, -g[..., None])[..., 0]
+      delta = _solve_spd(A, -g)
       c_new = c + jnp.where(free & jnp.isfinite(delta) & active[..., None], delta, 0.0)
       r_new, J_new, f_new, buf = res_jac(c_new, buf)
       better = active & (f_new < f)
@@ -367,7 +496,7 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20
               restarts: int = 2, seed: int = 0, select_all: bool | None = None,
               sub_rows: int = SUB_ROWS, polish: int = POLISH,
               weights: np.ndarray | None = None, unroll: int = UNROLL,
-              pipelined: bool = True) -> list[FitResult]:
+              pipelined: bool = True, linear: bool = True) -> list[FitResult]:
   """Fit every node's constants at once on the device; one FitResult per node (aligned).
   With per-row weights the objective is the weighted mean squared error.
 
@@ -379,7 +508,9 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20
   (default: on accelerators) evaluates every operator per instruction instead of branching,
   over the whole padded schedule (program.run), `unroll` instructions per loop iteration.
   pipelined=False reads each call back before scheduling the next (the order before the
-  twelfth session; `bench_fit.py --pipelined=false` times the difference).
+  twelfth session; `bench_fit.py --pipelined=false` times the difference). linear=True
+  (default) solves trees affine in their constants exactly instead (`fit_linear`), and
+  scores trees without constants; `bench_fit.py --nolinear` times the difference.
   """
   import jax
 
@@ -392,10 +523,13 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20
   # float32 squares of residuals, summed over rows, overflow for targets beyond ~1e15
   # (e.g. exp(exp(x)) data): there every candidate goes to float64 scipy.
   float32_safe = bool(np.all(np.abs(y) < FLOAT32_SAFE))
+  host = []  # (index, solve by least squares) of the nodes fitted on the host, in float64
   for i, node in enumerate(nodes):
-    n_c = len(E.constants(node))
-    if n_c == 0 or n_c > MAX_CONSTS or not float32_safe:  # nothing to fit, too many, or too big
-      out[i] = fit_constants(node, X, y, max_iter=100, weights=w)
+    n_c, affine = _scan_affine(node)
+    if linear and affine:
+      host.append((i, True))
+    elif n_c == 0 or n_c > MAX_CONSTS or not float32_safe:  # nothing to fit, too many, too big
+      host.append((i, False))
     else:
       groups.setdefault(next(m for m in _SLOTS if n_c <= m), []).append((i, node))
   # One call per slot count: each slot is a forward-mode channel over every lane, so a single
@@ -409,6 +543,12 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20
       started = _start_group([n for _, n in part], prog, X, y, w, steps, restarts, seed + mc,
                              select_all, sub_rows, polish, unroll)
       calls.append((part, started if pipelined else _finish_group(*started)))
+  # While the LM runs: least squares (a tree whose pass overflows is non-finite on some
+  # row for any constants; scipy's path says so), then scipy.
+  var = max(_weighted_var(y, w), 1e-12)
+  for i, lstsq in host:
+    solved = fit_linear(nodes[i], X, y, w, var) if lstsq else None
+    out[i] = solved or fit_constants(nodes[i], X, y, max_iter=100, weights=w)
   for part, results in calls:
     for (i, _), r in zip(part, _finish_group(*results) if pipelined else results):
       out[i] = r

@@ -99,6 +99,11 @@ def test_constants_and_skeletons():
   assert E.constants(t2) == [3.0, -1.0]
   with pytest.raises(ValueError):
     E.with_constants(t, [1.0, 2.0, 3.0])
+  # subtrees without constants are shared, the rest rebuilt
+  t3 = E.from_prefix("add sin x0 mul C x1".split())
+  t4 = E.with_constants(t3, [2.0])
+  assert t4.children[0] is t3.children[0] and E.constants(t4) == [2.0] and E.constants(t3) == [1.0]
+  assert str(t4) == str(E.from_prefix("add sin x0 mul + 2 . 0 0 e + 0 0 x1".split()))
 
 
 def test_numpy_function_is_quiet_and_nan_outside_domain():

@@ -134,8 +134,9 @@ def test_pipelined_calls_give_each_node_its_own_fit():
       "mul C cos x0",
       "add add mul C x0 mul C x1 C",  # 3 constants
   )]
-  piped = fit.fit_batch(nodes, X, y, steps=30, restarts=2)
-  serial = fit.fit_batch(nodes, X, y, steps=30, restarts=2, pipelined=False)
+  # (linear=False: three of them are affine in their constants, which least squares takes)
+  piped = fit.fit_batch(nodes, X, y, steps=30, restarts=2, linear=False)
+  serial = fit.fit_batch(nodes, X, y, steps=30, restarts=2, pipelined=False, linear=False)
   for node, a, b in zip(nodes, piped, serial):
     assert a.ok and b.ok
     assert len(a.values) == len(E.constants(node))
@@ -164,7 +165,7 @@ def test_each_slot_class_is_one_call_and_fits_its_candidates(monkeypatch):
     return start(nodes, prog, *args)
 
   monkeypatch.setattr(fit, "_start_group", spy)
-  jx = fit.fit_batch(nodes, X, y, steps=40, restarts=2)
+  jx = fit.fit_batch(nodes, X, y, steps=40, restarts=2, linear=False)  # (c x0 is affine)
   assert sorted(slots) == [2, 4, 8]
   np.testing.assert_allclose(jx[0].values, [1.2, 0.9, 0.4, -0.7, 0.3], rtol=1e-4, atol=1e-5)
   for a, node in zip(jx[1:], nodes[1:]):  # approximate fits: scipy's optimum
@@ -201,8 +202,8 @@ def test_subsampled_lm_polishes_to_the_all_rows_fit():
   y = 1.7 * np.exp(0.6 * X[:, 0]) + 0.3 + rng.normal(0, 0.2, 1000)
   nodes = [E.from_prefix("add mul C exp mul C x0 C".split()),
            E.from_prefix("add mul C x0 C".split())]
-  sub = fit.fit_batch(nodes, X, y, steps=20, restarts=1, sub_rows=128, polish=4)
-  full = fit.fit_batch(nodes, X, y, steps=20, restarts=1, sub_rows=0)
+  sub = fit.fit_batch(nodes, X, y, steps=20, restarts=1, sub_rows=128, polish=4, linear=False)
+  full = fit.fit_batch(nodes, X, y, steps=20, restarts=1, sub_rows=0, linear=False)
   sp = [fit.fit_constants(n, X, y, 300) for n in nodes]
   for a, b, c in zip(sub, full, sp):
     assert a.ok and b.ok
@@ -267,3 +268,89 @@ def test_weighted_fits_follow_the_heavy_rows_with_either_fitter():
   assert same.values[0] == plain.values[0] and same.nmse == plain.nmse
   with pytest.raises(ValueError, match="non-negative"):
     fit.fit_constants(start, X, y, 100, weights=-w)
+
+
+@pytest.mark.parametrize("prefix,affine", [
+    ("add mul C sin x0 C", True),
+    ("mul add x1 C x0", True),  # (x1 + c) x0
+    ("sub neg C div mul C x1 cos x0", True),  # -c - c x1 / cos(x0)
+    ("sin x0", True),  # no constants
+    ("sin mul C x0", False),
+    ("div x0 C", False),  # a constant in a denominator
+    ("mul C mul C x0", False),  # a product of constants
+    ("exp add x0 C", False),
+])
+def test_affine_in_constants(prefix, affine):
+  assert fit.affine_in_constants(E.from_prefix(prefix.split())) is affine
+
+
+def test_least_squares_solves_affine_trees_exactly():
+  rng = np.random.default_rng(9)
+  X = rng.uniform(-2, 2, (200, 2))
+  y = 2.5 * np.sin(X[:, 0]) - 1.5 * X[:, 1] * X[:, 0] + 0.7
+  var = float(np.var(y))
+  node = E.from_prefix("add add mul C sin x0 mul mul C x1 x0 C".split())  # decoded: all 1
+  r = fit.fit_linear(node, X, y, None, var)
+  assert r.ok and r.nmse < 1e-25
+  np.testing.assert_allclose(r.values, [2.5, -1.5, 0.7], rtol=1e-12)
+  assert E.constants(r.node) == pytest.approx(r.values, rel=0, abs=0)
+  assert r.nmse == pytest.approx(fit._nmse(r.node, X, y, None, var), abs=1e-25)
+  # A misfit skeleton gets the least-squares optimum: no local search can do better.
+  off = E.from_prefix("add mul C x0 C".split())
+  lin = fit.fit_linear(off, X, y, None, var)
+  A = np.stack([X[:, 0], np.ones(200)], 1)
+  best = np.linalg.lstsq(A, y, rcond=None)[0]
+  np.testing.assert_allclose(lin.values, best, rtol=1e-10)
+  assert lin.nmse <= fit.fit_constants(off, X, y, 300).nmse + 1e-12
+  # Weighted: the weighted least-squares optimum, and the weighted nmse.
+  w = fit.row_weights(rng.uniform(0.1, 3.0, 200), 200)
+  wlin = fit.fit_linear(off, X, y, w, fit._weighted_var(y, w))
+  sw = np.sqrt(w)
+  np.testing.assert_allclose(wlin.values, np.linalg.lstsq(A * sw[:, None], y * sw, rcond=None)[0],
+                             rtol=1e-10)
+  assert wlin.nmse == pytest.approx(fit._nmse(wlin.node, X, y, w, fit._weighted_var(y, w)))
+  # Two constants with one column (c + c + x0): rank-deficient, still the optimum.
+  dup = fit.fit_linear(E.from_prefix("add add C C x0".split()), X, 3.0 + X[:, 0], None, 1.0)
+  assert dup.ok and dup.nmse < 1e-25 and sum(dup.values) == pytest.approx(3.0)
+
+
+def test_least_squares_declines_what_it_cannot_solve():
+  X = np.random.default_rng(10).uniform(-2, 2, (100, 1))
+  y = np.exp(0.5 * X[:, 0])
+  assert fit.fit_linear(E.from_prefix("exp mul C x0".split()), X, y, None, 1.0) is None
+  # log(x0) is NaN on the negative rows for any constants: not solved here...
+  log = E.from_prefix("add mul C log x0 C".split())
+  assert fit.fit_linear(log, X, y, None, 1.0) is None
+  # ... and the batched fitter reports it as the scipy path does
+  (r,) = fit.fit_batch([log], X, y)
+  assert not r.ok and r.reason == fit.fit_constants(log, X, y, 50).reason
+
+
+def test_batched_fitter_solves_affine_candidates_by_least_squares(monkeypatch):
+  rng = np.random.default_rng(11)
+  X = rng.uniform(-2, 2, (300, 2))
+  y = 1.5 * np.cos(0.8 * X[:, 0]) - 0.4 * X[:, 1] + 0.9
+  nodes = [E.from_prefix(t.split()) for t in (
+      "add mul C cos mul C x0 add mul C x1 C",  # nonlinear (c inside cos): LM
+      "add mul C cos x0 C",  # affine: least squares
+      "cos x0",  # no constants: scored
+  )]
+  lm_trees = []
+  start = fit._start_group
+
+  def spy(nodes, prog, *args):
+    lm_trees.extend(nodes)
+    return start(nodes, prog, *args)
+
+  monkeypatch.setattr(fit, "_start_group", spy)
+  res = fit.fit_batch(nodes, X, y)
+  assert lm_trees == [nodes[0]]
+  np.testing.assert_allclose(res[0].values, [1.5, 0.8, -0.4, 0.9], rtol=1e-4)
+  assert res[1].values == pytest.approx(fit.fit_linear(nodes[1], X, y, None, np.var(y)).values)
+  assert res[2].ok and res[2].iterations == 0 and res[2].node is nodes[2]
+  assert res[2].nmse == pytest.approx(fit.fit_constants(nodes[2], X, y, 50).nmse, rel=1e-12)
+  # linear=False: the LM fits the affine one too, to the same optimum (float32: ~1e-6)
+  off = fit.fit_batch(nodes, X, y, linear=False)
+  assert sorted(map(str, lm_trees[1:])) == sorted(map(str, nodes[:2]))  # (two slot classes)
+  assert off[1].nmse == pytest.approx(res[1].nmse, rel=1e-4, abs=1e-7)
+  assert res[1].nmse <= off[1].nmse
