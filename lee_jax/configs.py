@@ -199,7 +199,7 @@ class SearchConfig:
   decode_period: int = 25  # iterations between gradient segments
   cmaes_popsize: int = 24
   cmaes_sigma: float = 0.5  # initial CMA-ES step size in z
-  fitter: str = "scipy"  # constant fitter: 'scipy' (L-BFGS-B per candidate) or 'jax' (batched LM)
+  fitter: str = "scipy"  # 'scipy' (L-BFGS-B per candidate) or 'jax' (least squares + batched LM)
   lm_steps: int = 20  # Levenberg-Marquardt steps of the jax fitter
   lm_restarts: int = 2  # its starts per candidate (the decoded constants + perturbations)
   # With more than twice this many fit rows, the LM steps run on a random subsample of this

@@ -333,7 +333,7 @@ def fit_linear(node: E.Node, X: np.ndarray, y: np.ndarray, w: np.ndarray | None,
       else:
         A = np.empty((len(y), len(slots)))
         for k in range(len(slots)):
-          A[:, k] = columns.get(k, 0.0)  # a slot in a sum cancelled by itself: 0
+          A[:, k] = columns[k]  # (1.0 for a bare constant: broadcast)
         t = y - offset
         if w is None:  # lstsq: SVD, so c0 + c1 (rank-deficient) gets the min-norm solution
           values = np.linalg.lstsq(A, t, rcond=None)[0]

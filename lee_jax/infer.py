@@ -60,8 +60,9 @@ _OVERLAP = flags.DEFINE_bool("overlap", None,
                               "batch behind (default: the preset's, off = the paper). Pays off "
                               "where the model runs on an accelerator and the CPU has cores to spare.")
 _FITTER = flags.DEFINE_enum("fitter", None, list(configs.FITTERS),
-                            "Constant fitter: scipy (L-BFGS-B per candidate) or jax (batched "
-                            "Levenberg-Marquardt on the device) (default: the preset's).")
+                            "Constant fitter: scipy (L-BFGS-B per candidate) or jax (least squares "
+                            "where constants enter linearly, batched Levenberg-Marquardt on the "
+                            "device for the rest) (default: the preset's).")
 _SIMPLIFY = flags.DEFINE_enum("simplify", None, list(configs.SIMPLIFY),
                               "The complexity the search ranks candidates by: light = SymPy's "
                               "simplify without its trigonometric passes (a third of the time), "
