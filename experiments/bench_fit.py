@@ -165,8 +165,9 @@ def main(argv):
   d = r_jx[both] - r_sp[both]
   sub = (f"on {_SUB_ROWS.value} rows + {_POLISH.value} on all beyond {2 * _SUB_ROWS.value} rows"
          if _SUB_ROWS.value > 0 else "on all rows")
-  path = ("select-all path, unroll %d" % _UNROLL.value if jax.default_backend() != "cpu"
-          else "CPU branch path")
+  accel = jax.default_backend() != "cpu"
+  path = (f"select-all path, unroll {_UNROLL.value}" if accel else "CPU branch path")
+  path += f", {fit._SHAPES[accel][0]} lanes per instruction"
   budgets = sorted({it for *_, it in cands})
   if _LINEAR.value:
     n_lin = sum(fit.fit_linear(n, X, y, None, max(np.var(y), 1e-12)) is not None

@@ -464,7 +464,8 @@ def _lm(classes, lanes, args, roots, used, cmask, c0, X, y, rw, Xs, ys, sw, step
       return i + 1, c, r, J, f, lam, active, buf
 
     # One buffer for every evaluation of the call: each rewrites all it reads.
-    buf = program.buffer(c0.shape[0], classes.shape[0], c0.shape[1:], X, jacobian=True)
+    buf = program.buffer(c0.shape[0], classes.shape[0], c0.shape[1:], X, jacobian=True,
+                         width=lanes.shape[1])
     r0, J0, f0, buf = res_jac(c0, buf)
     active = jnp.isfinite(f0) & (f0 > 1e-14) & jnp.any(free, -1)
     lam0 = jnp.full(f0.shape, 1e-3, c0.dtype)
@@ -542,7 +543,7 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20
   # (or XLA's thread on the CPU) runs the LM.
   calls = []  # (part, its FitResults, or the started call they come from when pipelined)
   for mc, items in sorted(groups.items()):
-    for part, prog in _parts(items, X.shape[1], mc):
+    for part, prog in _parts(items, X.shape[1], mc, select_all):
       started = _start_group([n for _, n in part], prog, X, y, w, steps, restarts, seed + mc,
                              select_all, sub_rows, polish, unroll)
       calls.append((part, started if pipelined else _finish_group(*started)))
@@ -564,24 +565,33 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20
 # 14% of a search's candidates have 3 or 4 constants; 5 channels for them instead of 9
 # saved 26% of its fitting time. A 1-slot class gained nothing (one more call per batch).
 _SLOTS = (2, 4, 8)
-_SHAPES = ((16, 32), (64, 128))  # (trees, instructions)
+# Lanes per instruction and the (trees, instructions) classes, by path (select_all). The CPU's
+# branch path runs only a call's real instructions, each costing about its lanes' values
+# (padding lanes too): a search's calls hold few trees, so 8 lanes were mostly padding, and
+# 2 lanes in twice the instructions fit the same constants ~35% faster on bench_fit's calls
+# (BUILD_NOTES, "Two lanes on the CPU"). The accelerator path runs every padded instruction
+# and every class in each, so it keeps 8 lanes in short schedules.
+_SHAPES = {False: (2, ((16, 64), (64, 256))), True: (8, ((16, 32), (64, 128)))}
 
 
-def _parts(items: list[tuple[int, E.Node]], n_vars: int, mc: int):
+def _parts(items: list[tuple[int, E.Node]], n_vars: int, mc: int, select_all: bool):
   """Split (index, node) pairs into calls that fit a shape class: [(pairs, Program)]."""
   from lee_jax import program
 
+  width, shapes = _SHAPES[select_all]
   trees_of = [n for _, n in items]
-  for trees, instructions in _SHAPES:
+  for trees, instructions in shapes:
     if len(items) <= trees:
       try:
-        return [(items, program.compile_trees(trees_of, n_vars, mc, trees, instructions))]
+        return [(items, program.compile_trees(trees_of, n_vars, mc, trees, instructions,
+                                              width=width))]
       except program.ScheduleTooLong:
         continue
   if len(items) == 1:  # one tree longer than the largest schedule: its own shape
-    return [(items, program.compile_trees(trees_of, n_vars, mc))]
+    return [(items, program.compile_trees(trees_of, n_vars, mc, width=width))]
   half = len(items) // 2
-  return _parts(items[:half], n_vars, mc) + _parts(items[half:], n_vars, mc)
+  return (_parts(items[:half], n_vars, mc, select_all)
+          + _parts(items[half:], n_vars, mc, select_all))
 
 
 def _padded_rows(X, y, w, m: int):

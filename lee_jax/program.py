@@ -5,11 +5,11 @@ operators at every position and selects one. When the trees are known on the hos
 constant fitting, where a batch of parsed candidates is fitted to one dataset -- the host can
 schedule the work instead. Every internal node of every tree gets a row in one value buffer;
 nodes are list-scheduled (a node is ready once its children are computed), and ready nodes of
-one operator class are packed W to an instruction. An instruction computes its class
-(`lax.switch` on a scalar) on W rows at once. A class is either one transcendental function or
-a few cheap ones that are all computed and selected per lane (add/sub/mul/div; sq/cube/abs/neg;
-sin/cos, which share a sincos), so the work is about one operator per node, and the sequential
-steps about nodes / W plus the depth.
+one operator class are packed W to an instruction (W, the lane width, is the caller's
+choice). An instruction computes its class (`lax.switch` on a scalar) on W rows at once. A
+class is either one transcendental function or a few cheap ones that are all computed and
+selected per lane (add/sub/mul/div; sq/cube/abs/neg; sin/cos, which share a sincos), so the
+work is about one operator per lane, and the sequential steps about nodes / W plus the depth.
 
 Buffer rows: 0 holds ones (padding lanes read it), 1..D the variables, then M constant rows
 per tree, then W output rows per instruction, written in schedule order so an instruction
@@ -32,7 +32,7 @@ from lee_jax import evaluate as evaluate_lib  # `evaluate` below is this module'
 from lee_jax import expr as E
 from lee_jax import vocab
 
-W = 8  # lanes per instruction
+W = 8  # default lanes per instruction (`compile_trees(width=)`)
 
 # Operator classes: (class name, member operators). A member's lane code is its index here.
 CLASSES = (
@@ -54,7 +54,7 @@ class ScheduleTooLong(ValueError):
 class Program:
   """A schedule for B trees (arrays padded to buckets so jitted callers compile rarely)."""
   classes: np.ndarray  # [T] int32 operator class of each instruction (index into CLASSES)
-  lanes: np.ndarray  # [T, W] int32 member operator of each lane within its class
+  lanes: np.ndarray  # [T, W] int32 member operator of each lane within its class (W: width)
   args: np.ndarray  # [T, 2, W] int32 buffer rows read (the second unused by unary operators)
   roots: np.ndarray  # [B] int32 buffer row of each tree's value
   n_consts: int  # M constant rows per tree
@@ -62,16 +62,22 @@ class Program:
   # per used instruction: (operator, first lane, end lane) runs of real lanes (host evaluation)
   runs: tuple
 
+  @property
+  def width(self) -> int:
+    return self.lanes.shape[1]
+
   def arrays(self):
     return self.classes, self.lanes, self.args, self.roots, np.int32(self.used)
 
 
 def compile_trees(nodes: list[E.Node], n_vars: int, n_consts: int,
-                  n_trees: int | None = None, n_instructions: int | None = None) -> Program:
+                  n_trees: int | None = None, n_instructions: int | None = None,
+                  width: int = W) -> Program:
   """Schedule `nodes` on data with n_vars variables; constants are numbered per tree in prefix
   order (as E.constants lists them), at most n_consts each. n_trees pads the batch with
   trees whose value is 1; n_instructions pads the schedule to that length (default: the next
-  power of two) and raises ScheduleTooLong when it needs more."""
+  power of two) and raises ScheduleTooLong when it needs more; `width` lanes per
+  instruction (any width computes the same values)."""
   n_trees = len(nodes) if n_trees is None else n_trees
   if n_trees < len(nodes):
     raise ValueError(f"n_trees={n_trees} < {len(nodes)} trees")
@@ -124,25 +130,25 @@ def compile_trees(nodes: list[E.Node], n_vars: int, n_consts: int,
     return ref[1] if ref[0] else row[ref[1]]
 
   # List scheduling by critical path: the class holding the ready node farthest from its
-  # root goes next (more ready nodes break ties), with its W farthest nodes. Against
+  # root goes next (more ready nodes break ties), with its `width` farthest nodes. Against
   # picking the class with the most ready nodes this takes 25-28% fewer instructions on
   # bench_fit's batches (BUILD_NOTES, "Critical-path scheduling").
   while ready:
     cls = max(ready, key=lambda c: (max(to_root[r] for r in ready[c]), len(ready[c]), -c))
     order = sorted(ready[cls], key=lambda r: -to_root[r])  # stable: ties keep ready order
-    chunk, ready[cls] = order[:W], order[W:]
+    chunk, ready[cls] = order[:width], order[width:]
     if not ready[cls]:
       del ready[cls]
     chunk.sort(key=lambda r: _CLASS_OF[recs[r][0]][1])  # lanes of one operator side by side
     runs.append(tuple((recs[chunk[lo]][0], lo, hi) for lo, hi in _runs(
         [_CLASS_OF[recs[r][0]][1] for r in chunk])))
-    a = np.zeros((2, W), np.int32)  # padding lanes read row 0 (ones)
-    lane_ops = np.zeros(W, np.int32)
+    a = np.zeros((2, width), np.int32)  # padding lanes read row 0 (ones)
+    lane_ops = np.zeros(width, np.int32)
     for lane, r in enumerate(chunk):
       lane_ops[lane] = _CLASS_OF[recs[r][0]][1]
       for j, ref in enumerate(recs[r][1]):
         a[j, lane] = row_of(ref)
-      row[r] = first_out + len(classes) * W + lane
+      row[r] = first_out + len(classes) * width + lane
     classes.append(cls)
     lanes.append(lane_ops)
     args.append(a)
@@ -158,8 +164,8 @@ def compile_trees(nodes: list[E.Node], n_vars: int, n_consts: int,
     raise ScheduleTooLong(f"{used} instructions > {T}")
   # padding instructions add ones into rows nothing reads
   classes += [0] * (T - used)
-  lanes += [np.zeros(W, np.int32)] * (T - used)
-  args += [np.zeros((2, W), np.int32)] * (T - used)
+  lanes += [np.zeros(width, np.int32)] * (T - used)
+  args += [np.zeros((2, width), np.int32)] * (T - used)
   roots = np.zeros(n_trees, np.int32)  # padding trees read row 0
   roots[:len(nodes)] = [row_of(ref) for ref in root_refs]
   return Program(np.asarray(classes, np.int32), np.stack(lanes), np.stack(args), roots,
@@ -260,7 +266,7 @@ def _class_fns():
 
 
 def buffer(n_trees: int, n_instructions: int, consts_shape, X, jacobian: bool = False,
-           dtype=None):
+           dtype=None, width: int = W):
   """A value buffer for `run_on` (traceable): the ones and variable rows, the constants'
   derivative rows, zeros elsewhere; consts_shape (R, M). A caller that evaluates one program
   many times (the fitter's LM steps) builds it once: `run_on` rewrites the constant values and
@@ -285,7 +291,7 @@ def buffer(n_trees: int, n_instructions: int, consts_shape, X, jacobian: bool = 
       rows(jnp.ones((1, R, N), dtype)),
       rows(jnp.broadcast_to(jnp.asarray(X, dtype).T[:, None, :], (D, R, N))),
       rows(jnp.zeros((n_trees * M, R, N), dtype), const_deriv),
-      jnp.zeros((n_instructions * W, K, R, N), dtype)], axis=0)
+      jnp.zeros((n_instructions * width, K, R, N), dtype)], axis=0)
 
 
 def run_on(buf, classes, lanes, args, roots, used, consts, jacobian: bool = False,
@@ -297,7 +303,7 @@ def run_on(buf, classes, lanes, args, roots, used, consts, jacobian: bool = Fals
   classes, lanes, args = jnp.asarray(classes), jnp.asarray(lanes), jnp.asarray(args)
   B, R, M = consts.shape
   N = buf.shape[-1]
-  T = classes.shape[0]
+  T, W = lanes.shape
   first_out = buf.shape[0] - T * W
   first_const = first_out - B * M
   value = jnp.broadcast_to(jnp.transpose(consts, (0, 2, 1)).reshape(B * M, 1, R, 1),
@@ -348,7 +354,8 @@ def run(classes, lanes, args, roots, used, consts, X, jacobian: bool = False,
 
   consts = jnp.asarray(consts)
   B, R, M = consts.shape
-  buf = buffer(B, jnp.shape(classes)[0], (R, M), X, jacobian, consts.dtype)
+  buf = buffer(B, jnp.shape(classes)[0], (R, M), X, jacobian, consts.dtype,
+               width=jnp.shape(lanes)[1])
   out = run_on(buf, classes, lanes, args, roots, used, consts, jacobian, select_all, unroll)
   return out[1:] if jacobian else out[1]
 
@@ -365,6 +372,7 @@ def run_numpy(prog: Program, consts: np.ndarray, X: np.ndarray) -> np.ndarray:
   B, R, M = consts.shape
   N, D = X.shape
   rows = 1 + D + B * M
+  W = prog.width
   buf = np.empty((rows + prog.used * W, R, N))
   buf[0] = 1.0
   buf[1:1 + D] = X.T[:, None, :]

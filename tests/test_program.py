@@ -147,6 +147,29 @@ def test_schedule_runs_the_longest_path_first():
   np.testing.assert_allclose(y, want, rtol=1e-5)
 
 
+def test_lane_width_changes_the_schedule_not_the_values():
+  trees = [t for t in _trees(40, seed=12) if E.constants(t)][:12]
+  X = np.random.default_rng(13).uniform(-2, 2, (24, 3))
+  consts = np.ones((12, 2, 8), np.float32)
+  for b, t in enumerate(trees):
+    c = np.asarray(E.constants(t))
+    consts[b, 0, :len(c)] = c
+    consts[b, 1, :len(c)] = c * 0.8
+  progs = {w: program.compile_trees(trees, 3, 8, n_trees=12, width=w) for w in (1, 2, 8)}
+  assert progs[1].width == 1 and progs[1].lanes.shape == (len(progs[1].classes), 1)
+  internal = sum(1 for t in trees for n in E.walk(t) if n.children)
+  assert progs[1].used == internal  # one node per instruction
+  assert progs[8].used < progs[2].used < progs[1].used
+  ref_y, ref_J = (np.asarray(a) for a in program.run(*progs[8].arrays(), consts,
+                                                     X.astype(np.float32), jacobian=True))
+  for w in (1, 2):
+    y, J = program.run(*progs[w].arrays(), consts, X.astype(np.float32), jacobian=True)
+    np.testing.assert_array_equal(np.asarray(y), ref_y)  # same operations per node
+    np.testing.assert_array_equal(np.asarray(J), ref_J)
+    np.testing.assert_array_equal(program.run_numpy(progs[w], consts, X),
+                                  program.run_numpy(progs[8], consts, X))
+
+
 def test_host_float64_run_equals_the_numpy_reference():
   trees = [t for t in _trees(80, seed=7) if E.constants(t)][:30]
   X = np.random.default_rng(8).uniform(-4, 4, (40, 3))
