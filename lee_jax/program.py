@@ -25,6 +25,7 @@ finite but approximate beyond (where float32 arguments have lost the meaning any
 from __future__ import annotations
 
 import dataclasses
+import heapq
 
 import numpy as np
 
@@ -59,8 +60,8 @@ class Program:
   roots: np.ndarray  # [B] int32 buffer row of each tree's value
   n_consts: int  # M constant rows per tree
   used: int  # instructions before padding to the bucket
-  # per used instruction: (operator, first lane, end lane) runs of real lanes (host evaluation)
-  runs: tuple
+  # the host's float64 plan (`run_numpy`): (operator, operand rows, output rows) per call
+  host: tuple
 
   @property
   def width(self) -> int:
@@ -110,21 +111,33 @@ def compile_trees(nodes: list[E.Node], n_vars: int, n_consts: int,
   first_out = 1 + n_vars + n_trees * n_consts
   parent = [-1] * len(recs)
   waiting = [0] * len(recs)  # children not yet computed
-  ready: dict[int, list[int]] = {}  # class -> ready records
+  level = [1] * len(recs)  # operators on the longest path down to a leaf, itself included
   for r, (op, kids) in enumerate(recs):
     for is_leaf, ref in kids:
       if not is_leaf:
         parent[ref] = r
         waiting[r] += 1
-    if waiting[r] == 0:
-      ready.setdefault(_CLASS_OF[op][0], []).append(r)
+        level[r] = max(level[r], level[ref] + 1)  # children are recorded first
   # Operators on the path from a record to its root, itself included (a parent is recorded
   # after its children, so walking backwards meets it first).
   to_root = [1] * len(recs)
   for r in range(len(recs) - 1, -1, -1):
     if parent[r] >= 0:
       to_root[r] = 1 + to_root[parent[r]]
-  classes, lanes, args, runs, row = [], [], [], [], [0] * len(recs)
+  # Ready records per class, a heap by (farthest from the root first, then the order they
+  # became ready).
+  ready: dict[int, list[tuple[int, int, int]]] = {}
+  seq = 0
+
+  def make_ready(r: int) -> None:
+    nonlocal seq
+    heapq.heappush(ready.setdefault(_CLASS_OF[recs[r][0]][0], []), (-to_root[r], seq, r))
+    seq += 1
+
+  for r in range(len(recs)):
+    if waiting[r] == 0:
+      make_ready(r)
+  classes, lanes, args, row = [], [], [], [0] * len(recs)
 
   def row_of(ref) -> int:
     return ref[1] if ref[0] else row[ref[1]]
@@ -134,20 +147,20 @@ def compile_trees(nodes: list[E.Node], n_vars: int, n_consts: int,
   # picking the class with the most ready nodes this takes 25-28% fewer instructions on
   # bench_fit's batches (BUILD_NOTES, "Critical-path scheduling").
   while ready:
-    cls = max(ready, key=lambda c: (max(to_root[r] for r in ready[c]), len(ready[c]), -c))
-    order = sorted(ready[cls], key=lambda r: -to_root[r])  # stable: ties keep ready order
-    chunk, ready[cls] = order[:width], order[width:]
-    if not ready[cls]:
+    cls = max(ready, key=lambda c: (-ready[c][0][0], len(ready[c]), -c))
+    heap = ready[cls]
+    chunk = [heapq.heappop(heap)[2] for _ in range(min(width, len(heap)))]
+    if not heap:
       del ready[cls]
+    if n_instructions is not None and len(classes) == n_instructions:
+      raise ScheduleTooLong(f"more than {n_instructions} instructions")
     chunk.sort(key=lambda r: _CLASS_OF[recs[r][0]][1])  # lanes of one operator side by side
-    runs.append(tuple((recs[chunk[lo]][0], lo, hi) for lo, hi in _runs(
-        [_CLASS_OF[recs[r][0]][1] for r in chunk])))
-    a = np.zeros((2, width), np.int32)  # padding lanes read row 0 (ones)
-    lane_ops = np.zeros(width, np.int32)
+    a = [[0] * width, [0] * width]  # padding lanes read row 0 (ones)
+    lane_ops = [0] * width
     for lane, r in enumerate(chunk):
       lane_ops[lane] = _CLASS_OF[recs[r][0]][1]
       for j, ref in enumerate(recs[r][1]):
-        a[j, lane] = row_of(ref)
+        a[j][lane] = row_of(ref)
       row[r] = first_out + len(classes) * width + lane
     classes.append(cls)
     lanes.append(lane_ops)
@@ -157,29 +170,27 @@ def compile_trees(nodes: list[E.Node], n_vars: int, n_consts: int,
       if p >= 0:
         waiting[p] -= 1
         if waiting[p] == 0:
-          ready.setdefault(_CLASS_OF[recs[p][0]][0], []).append(p)
+          make_ready(p)
   used = len(classes)
   T = evaluate_lib.batch_bucket(used, 4) if n_instructions is None else n_instructions
-  if used > T:
-    raise ScheduleTooLong(f"{used} instructions > {T}")
   # padding instructions add ones into rows nothing reads
-  classes += [0] * (T - used)
-  lanes += [np.zeros(width, np.int32)] * (T - used)
-  args += [np.zeros((2, width), np.int32)] * (T - used)
+  class_arr = np.zeros(T, np.int32)
+  lane_arr = np.zeros((T, width), np.int32)
+  arg_arr = np.zeros((T, 2, width), np.int32)
+  if used:
+    class_arr[:used], lane_arr[:used], arg_arr[:used] = classes, lanes, args
   roots = np.zeros(n_trees, np.int32)  # padding trees read row 0
   roots[:len(nodes)] = [row_of(ref) for ref in root_refs]
-  return Program(np.asarray(classes, np.int32), np.stack(lanes), np.stack(args), roots,
-                 n_consts, used, tuple(runs))
-
-
-def _runs(codes: list[int]) -> list[tuple[int, int]]:
-  """[lo, hi) spans of equal neighbours in codes."""
-  out, lo = [], 0
-  for i in range(1, len(codes) + 1):
-    if i == len(codes) or codes[i] != codes[lo]:
-      out.append((lo, i))
-      lo = i
-  return out
+  # The host's float64 pass needs no lanes: every node of one operator and one level (no
+  # node depends on another of its level) is one NumPy call.
+  groups: dict[tuple[int, str], list[int]] = {}
+  for r in range(len(recs)):
+    groups.setdefault((level[r], recs[r][0]), []).append(r)
+  host = []
+  for (_, op), rs in sorted(groups.items(), key=lambda g: g[0]):
+    ins = np.array([[row_of(ref) for ref in recs[r][1]] for r in rs], np.intp).T
+    host.append((op, tuple(ins), np.array([row[r] for r in rs], np.intp)))
+  return Program(class_arr, lane_arr, arg_arr, roots, n_consts, used, tuple(host))
 
 
 SIN_COS_EXACT = 1e5  # |x| up to this: sin and cos to 1e-6 absolute (1e-7 up to 1e4)
@@ -364,30 +375,23 @@ def run_numpy(prog: Program, consts: np.ndarray, X: np.ndarray) -> np.ndarray:
   """`run` on the host in float64, values only: consts [B, R, M], X [N, D] -> y [B, R, N].
 
   Same semantics as evaluate.evaluate_numpy on each tree (non-finite nodes are NaN), at the
-  cost of a few NumPy calls per instruction instead of a tree walk per (tree, start): the
-  fitter's final float64 check of a whole call.
+  cost of a few NumPy calls per (level, operator) of the whole batch (`Program.host`)
+  instead of a tree walk per (tree, start): the fitter's final float64 check of a call.
   """
   consts = np.asarray(consts, np.float64)
   X = np.asarray(X, np.float64)
   B, R, M = consts.shape
   N, D = X.shape
   rows = 1 + D + B * M
-  W = prog.width
-  buf = np.empty((rows + prog.used * W, R, N))
+  buf = np.empty((rows + prog.used * prog.width, R, N))
   buf[0] = 1.0
   buf[1:1 + D] = X.T[:, None, :]
   buf[1 + D:rows] = np.transpose(consts, (0, 2, 1)).reshape(B * M, R, 1)
   with np.errstate(all="ignore"):
-    for t, runs in enumerate(prog.runs):
-      ra, rb = prog.args[t]
-      base = rows + t * W
-      for op, lo, hi in runs:
-        # one lane: plain indexing (a view); several: one gather per operand
-        take = (lambda r: buf[r[lo]]) if hi - lo == 1 else (lambda r: buf[r[lo:hi]])
-        operands = (take(ra), take(rb)) if vocab.ARITY[op] == 2 else (take(ra),)
-        buf[base + lo:base + hi] = vocab.NUMPY_FN[op](*operands)
-      out = buf[base:base + runs[-1][2]]
-      out[~np.isfinite(out)] = np.nan
+    for op, ins, out in prog.host:
+      value = vocab.NUMPY_FN[op](*(buf[i] for i in ins))
+      value[~np.isfinite(value)] = np.nan
+      buf[out] = value
   return buf[prog.roots]
 
 
