@@ -170,6 +170,15 @@ def test_lane_width_changes_the_schedule_not_the_values():
                                   program.run_numpy(progs[8], consts, X))
 
 
+def test_a_schedule_longer_than_its_class_is_refused():
+  trees = _trees(20, seed=14)
+  used = program.compile_trees(trees, 3, 8, width=2).used
+  exact = program.compile_trees(trees, 3, 8, n_instructions=used, width=2)
+  assert exact.used == used and len(exact.classes) == used
+  with pytest.raises(program.ScheduleTooLong):
+    program.compile_trees(trees, 3, 8, n_instructions=used - 1, width=2)
+
+
 def test_host_float64_run_equals_the_numpy_reference():
   trees = [t for t in _trees(80, seed=7) if E.constants(t)][:30]
   X = np.random.default_rng(8).uniform(-4, 4, (40, 3))
