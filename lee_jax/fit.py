@@ -568,9 +568,9 @@ _SLOTS = (2, 4, 8)
 # Lanes per instruction and the (trees, instructions) classes, by path (select_all). The CPU's
 # branch path runs only a call's real instructions, each costing about its lanes' values
 # (padding lanes too): a search's calls hold few trees, so 8 lanes were mostly padding, and
-# 2 lanes in twice the instructions fit the same constants ~35% faster on bench_fit's calls
-# (BUILD_NOTES, "Two lanes on the CPU"). The accelerator path runs every padded instruction
-# and every class in each, so it keeps 8 lanes in short schedules.
+# 2 lanes in twice the instructions fit the same constants ~1.4x faster on bench_fit's calls
+# (BUILD_NOTES, "Two lanes per instruction on the CPU"). The accelerator path runs every
+# padded instruction and every class in each, so it keeps 8 lanes in short schedules.
 _SHAPES = {False: (2, ((16, 64), (64, 256))), True: (8, ((16, 32), (64, 128)))}
 
 

@@ -60,7 +60,8 @@ class Program:
   roots: np.ndarray  # [B] int32 buffer row of each tree's value
   n_consts: int  # M constant rows per tree
   used: int  # instructions before padding to the bucket
-  # the host's float64 plan (`run_numpy`): (operator, operand rows, output rows) per call
+  # the host's float64 plan (`run_numpy`): (operator, operand rows, output rows), one NumPy
+  # call each
   host: tuple
 
   @property
