@@ -402,14 +402,14 @@ def _solve_spd(A, b):
   return jnp.stack(x, -1)
 
 
-def _lm(classes, lanes, args, roots, used, cmask, c0, X, y, rw, Xs, ys, sw, steps: int,
+def _lm(classes, lanes, args, roots, used, pre, cmask, c0, X, y, rw, Xs, ys, sw, steps: int,
         polish: int, select_all: bool, unroll: int = 1):
-  """LM over lanes. cmask [B, M] marks real constant slots, c0 [B, R, M] the starts, X [N, D],
-  y/rw [N] the fit rows and the square roots of their weights (0: padding); Xs/ys/sw a
-  subsample of them. `steps` run on the subsample,
-  then `polish` on every row from where they ended (polish = 0: `steps` on every row, the
-  subsample unused). Returns (c [B, R, M], loss [B, R], LM steps run) with loss = MSE / var(y)
-  on every row (inf if undefined)."""
+  """LM over lanes. The program's first `pre` instructions are constant-free (`Program.pre`):
+  they run once per buffer. cmask [B, M] marks real constant slots, c0 [B, R, M] the starts,
+  X [N, D], y/rw [N] the fit rows and the square roots of their weights (0: padding); Xs/ys/sw
+  a subsample of them. `steps` run on the subsample, then `polish` on every row from where
+  they ended (polish = 0: `steps` on every row, the subsample unused). Returns (c [B, R, M],
+  loss [B, R], LM steps run) with loss = MSE / var(y) on every row (inf if undefined)."""
   import jax
   import jax.numpy as jnp
 
@@ -431,7 +431,7 @@ def _lm(classes, lanes, args, roots, used, cmask, c0, X, y, rw, Xs, ys, sw, step
 
     def res_jac(c, buf):
       buf, y_hat, J = program.run_on(buf, classes, lanes, args, roots, used, c, jacobian=True,
-                                     select_all=select_all, unroll=unroll)
+                                     select_all=select_all, unroll=unroll, first=pre)
       # residuals times root_w: their sum of squares is the weighted one
       r = jnp.where(real[None, None], (y_hat - y[None, None]) * root_w[None, None], 0.0) * scale
       J = J * (root_w * scale)[None, None, None]
@@ -466,6 +466,8 @@ def _lm(classes, lanes, args, roots, used, cmask, c0, X, y, rw, Xs, ys, sw, step
     # One buffer for every evaluation of the call: each rewrites all it reads.
     buf = program.buffer(c0.shape[0], classes.shape[0], c0.shape[1:], X, jacobian=True,
                          width=lanes.shape[1])
+    if not select_all:  # (select_all runs every instruction at each evaluation)
+      buf = program.run_on(buf, classes, lanes, args, roots, pre, c0, jacobian=True)[0]
     r0, J0, f0, buf = res_jac(c0, buf)
     active = jnp.isfinite(f0) & (f0 > 1e-14) & jnp.any(free, -1)
     lam0 = jnp.full(f0.shape, 1e-3, c0.dtype)
@@ -565,30 +567,34 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20
 # 14% of a search's candidates have 3 or 4 constants; 5 channels for them instead of 9
 # saved 26% of its fitting time. A 1-slot class gained nothing (one more call per batch).
 _SLOTS = (2, 4, 8)
-# Lanes per instruction and the (trees, instructions) classes, by path (select_all). The CPU's
-# branch path runs only a call's real instructions, each costing about its lanes' values
-# (padding lanes too): a search's calls hold few trees, so 8 lanes were mostly padding, and
-# 2 lanes in twice the instructions fit the same constants ~1.4x faster on bench_fit's calls
-# (BUILD_NOTES, "Two lanes per instruction on the CPU"). The accelerator path runs every
-# padded instruction and every class in each, so it keeps 8 lanes in short schedules.
-_SHAPES = {False: (2, ((16, 64), (64, 256))), True: (8, ((16, 32), (64, 128)))}
+# Lanes per instruction, hoisting, and the (trees, instructions) classes, by path
+# (select_all). The CPU's branch path runs only a call's real instructions, each costing
+# about its lanes' values (padding lanes too): a search's calls hold few trees, so 8 lanes
+# were mostly padding, and 2 lanes in twice the instructions fit the same constants ~1.4x
+# faster on bench_fit's calls (BUILD_NOTES, "Two lanes per instruction on the CPU"). It
+# also hoists constant-free subtrees (27% of the nodes of the candidates LM fits), which then
+# run once per buffer instead of at every LM step (`Program.pre`; "Constant-free subtrees
+# run once"). The accelerator path runs every padded instruction and every class in each,
+# so it keeps 8 lanes in short schedules and no hoisting (both unmeasured there).
+_SHAPES = {False: (2, True, ((16, 64), (64, 256))),
+           True: (8, False, ((16, 32), (64, 128)))}
 
 
 def _parts(items: list[tuple[int, E.Node]], n_vars: int, mc: int, select_all: bool):
   """Split (index, node) pairs into calls that fit a shape class: [(pairs, Program)]."""
   from lee_jax import program
 
-  width, shapes = _SHAPES[select_all]
+  width, hoist, shapes = _SHAPES[select_all]
   trees_of = [n for _, n in items]
   for trees, instructions in shapes:
     if len(items) <= trees:
       try:
         return [(items, program.compile_trees(trees_of, n_vars, mc, trees, instructions,
-                                              width=width))]
+                                              width=width, hoist=hoist))]
       except program.ScheduleTooLong:
         continue
   if len(items) == 1:  # one tree longer than the largest schedule: its own shape
-    return [(items, program.compile_trees(trees_of, n_vars, mc, width=width))]
+    return [(items, program.compile_trees(trees_of, n_vars, mc, width=width, hoist=hoist))]
   half = len(items) // 2
   return (_parts(items[:half], n_vars, mc, select_all)
           + _parts(items[half:], n_vars, mc, select_all))
@@ -634,8 +640,8 @@ def _start_group(nodes, prog, X, y, w, steps: int, restarts: int, seed: int,
     pick = np.sort(rng.choice(n, sub_rows, replace=False))
     Xs, ys, ws = _padded_rows(X[pick], y[pick], None if w is None else w[pick], sub_rows)
   with np.errstate(over="ignore"):
-    lm = _lm_jit(steps, polish, select_all, unroll)(*prog.arrays(), cmask, starts, Xp, yp,
-                                                    wp, Xs, ys, ws)
+    lm = _lm_jit(steps, polish, select_all, unroll)(*prog.arrays(), np.int32(prog.pre), cmask,
+                                                    starts, Xp, yp, wp, Xs, ys, ws)
   return nodes, prog, X, y, w, cmask, c0, lm
 
 

@@ -60,9 +60,13 @@ class Program:
   roots: np.ndarray  # [B] int32 buffer row of each tree's value
   n_consts: int  # M constant rows per tree
   used: int  # instructions before padding to the bucket
-  # the host's float64 plan (`run_numpy`): (operator, operand rows, output rows), one NumPy
-  # call each
+  # the host's float64 plan (`run_numpy`): (operator, operand rows, output rows, constant-
+  # free), one NumPy call each
   host: tuple
+  # instructions at the start that compute constant-free nodes only (compile_trees(hoist=
+  # True); 0 otherwise): their rows never change, so a caller evaluating many constant
+  # vectors runs them once per buffer (`run_on(first=)`)
+  pre: int = 0
 
   @property
   def width(self) -> int:
@@ -74,12 +78,14 @@ class Program:
 
 def compile_trees(nodes: list[E.Node], n_vars: int, n_consts: int,
                   n_trees: int | None = None, n_instructions: int | None = None,
-                  width: int = W) -> Program:
+                  width: int = W, hoist: bool = False) -> Program:
   """Schedule `nodes` on data with n_vars variables; constants are numbered per tree in prefix
   order (as E.constants lists them), at most n_consts each. n_trees pads the batch with
   trees whose value is 1; n_instructions pads the schedule to that length (default: the next
   power of two) and raises ScheduleTooLong when it needs more; `width` lanes per
-  instruction (any width computes the same values)."""
+  instruction. hoist=True computes each distinct constant-free subtree once, in the first
+  `Program.pre` instructions. No choice changes a value: every node computes the same
+  operation on the same inputs."""
   n_trees = len(nodes) if n_trees is None else n_trees
   if n_trees < len(nodes):
     raise ValueError(f"n_trees={n_trees} < {len(nodes)} trees")
@@ -87,7 +93,10 @@ def compile_trees(nodes: list[E.Node], n_vars: int, n_consts: int,
   # One record per internal-node occurrence (trees may share subtree objects, so nothing is
   # keyed by identity): [operator, child refs]; a ref is (True, buffer row) for a leaf or
   # (False, record index) for an internal node.
+  const_end = const_base + n_trees * n_consts
   recs: list[list] = []
+  free: list[bool] = []  # the record's subtree holds no constant
+  shared: dict = {}  # (operator, child refs) -> record: constant-free records when hoisting
   root_refs = []
   for b, node in enumerate(nodes):
     k = 0
@@ -104,35 +113,45 @@ def compile_trees(nodes: list[E.Node], n_vars: int, n_consts: int,
         if i >= n_vars:
           raise ValueError(f"tree {b} uses {nd.name} but the data has {n_vars} variables")
         return True, 1 + i
-      recs.append([nd.name, [visit(c) for c in nd.children]])
+      kids = [visit(c) for c in nd.children]
+      is_free = all(not const_base <= ref < const_end if leaf else free[ref]
+                    for leaf, ref in kids)
+      key = (nd.name, tuple(kids))
+      if hoist and is_free and key in shared:  # the same constant-free subtree: computed once
+        return False, shared[key]
+      recs.append([nd.name, kids])
+      free.append(is_free)
+      if hoist and is_free:
+        shared[key] = len(recs) - 1
       return False, len(recs) - 1
 
     root_refs.append(visit(node))
 
-  first_out = 1 + n_vars + n_trees * n_consts
-  parent = [-1] * len(recs)
+  first_out = const_end
+  parents: list[list[int]] = [[] for _ in recs]  # one entry per reference (shared records)
   waiting = [0] * len(recs)  # children not yet computed
   level = [1] * len(recs)  # operators on the longest path down to a leaf, itself included
   for r, (op, kids) in enumerate(recs):
     for is_leaf, ref in kids:
       if not is_leaf:
-        parent[ref] = r
+        parents[ref].append(r)
         waiting[r] += 1
         level[r] = max(level[r], level[ref] + 1)  # children are recorded first
-  # Operators on the path from a record to its root, itself included (a parent is recorded
-  # after its children, so walking backwards meets it first).
+  # Operators on the longest path from a record to a root, itself included (parents are
+  # recorded after their children, so walking backwards meets them first).
   to_root = [1] * len(recs)
   for r in range(len(recs) - 1, -1, -1):
-    if parent[r] >= 0:
-      to_root[r] = 1 + to_root[parent[r]]
-  # Ready records per class, a heap by (farthest from the root first, then the order they
-  # became ready).
-  ready: dict[int, list[tuple[int, int, int]]] = {}
+    if parents[r]:
+      to_root[r] = 1 + max(to_root[p] for p in parents[r])
+  # Ready records per phase (hoisted constant-free ones first) and class, a heap by
+  # (farthest from the root first, then the order they became ready).
+  pools: list[dict[int, list[tuple[int, int, int]]]] = [{}, {}]
   seq = 0
 
   def make_ready(r: int) -> None:
     nonlocal seq
-    heapq.heappush(ready.setdefault(_CLASS_OF[recs[r][0]][0], []), (-to_root[r], seq, r))
+    pool = pools[0 if hoist and free[r] else 1]
+    heapq.heappush(pool.setdefault(_CLASS_OF[recs[r][0]][0], []), (-to_root[r], seq, r))
     seq += 1
 
   for r in range(len(recs)):
@@ -147,31 +166,34 @@ def compile_trees(nodes: list[E.Node], n_vars: int, n_consts: int,
   # root goes next (more ready nodes break ties), with its `width` farthest nodes. Against
   # picking the class with the most ready nodes this takes 25-28% fewer instructions on
   # bench_fit's batches (BUILD_NOTES, "Critical-path scheduling").
-  while ready:
-    cls = max(ready, key=lambda c: (-ready[c][0][0], len(ready[c]), -c))
-    heap = ready[cls]
-    chunk = [heapq.heappop(heap)[2] for _ in range(min(width, len(heap)))]
-    if not heap:
-      del ready[cls]
-    if n_instructions is not None and len(classes) == n_instructions:
-      raise ScheduleTooLong(f"more than {n_instructions} instructions")
-    chunk.sort(key=lambda r: _CLASS_OF[recs[r][0]][1])  # lanes of one operator side by side
-    a = [[0] * width, [0] * width]  # padding lanes read row 0 (ones)
-    lane_ops = [0] * width
-    for lane, r in enumerate(chunk):
-      lane_ops[lane] = _CLASS_OF[recs[r][0]][1]
-      for j, ref in enumerate(recs[r][1]):
-        a[j][lane] = row_of(ref)
-      row[r] = first_out + len(classes) * width + lane
-    classes.append(cls)
-    lanes.append(lane_ops)
-    args.append(a)
-    for r in chunk:
-      p = parent[r]
-      if p >= 0:
-        waiting[p] -= 1
-        if waiting[p] == 0:
-          make_ready(p)
+  pre = 0
+  for phase, ready in enumerate(pools):
+    while ready:
+      cls = max(ready, key=lambda c: (-ready[c][0][0], len(ready[c]), -c))
+      heap = ready[cls]
+      chunk = [heapq.heappop(heap)[2] for _ in range(min(width, len(heap)))]
+      if not heap:
+        del ready[cls]
+      if n_instructions is not None and len(classes) == n_instructions:
+        raise ScheduleTooLong(f"more than {n_instructions} instructions")
+      chunk.sort(key=lambda r: _CLASS_OF[recs[r][0]][1])  # lanes of one operator side by side
+      a = [[0] * width, [0] * width]  # padding lanes read row 0 (ones)
+      lane_ops = [0] * width
+      for lane, r in enumerate(chunk):
+        lane_ops[lane] = _CLASS_OF[recs[r][0]][1]
+        for j, ref in enumerate(recs[r][1]):
+          a[j][lane] = row_of(ref)
+        row[r] = first_out + len(classes) * width + lane
+      classes.append(cls)
+      lanes.append(lane_ops)
+      args.append(a)
+      for r in chunk:
+        for p in parents[r]:
+          waiting[p] -= 1
+          if waiting[p] == 0:
+            make_ready(p)
+    if phase == 0:
+      pre = len(classes)
   used = len(classes)
   T = evaluate_lib.batch_bucket(used, 4) if n_instructions is None else n_instructions
   # padding instructions add ones into rows nothing reads
@@ -184,14 +206,15 @@ def compile_trees(nodes: list[E.Node], n_vars: int, n_consts: int,
   roots[:len(nodes)] = [row_of(ref) for ref in root_refs]
   # The host's float64 pass needs no lanes: every node of one operator and one level (no
   # node depends on another of its level) is one NumPy call.
-  groups: dict[tuple[int, str], list[int]] = {}
+  # Constant-free nodes are the same for every constant vector: computed once (on one).
+  groups: dict[tuple[int, bool, str], list[int]] = {}
   for r in range(len(recs)):
-    groups.setdefault((level[r], recs[r][0]), []).append(r)
+    groups.setdefault((level[r], free[r], recs[r][0]), []).append(r)
   host = []
-  for (_, op), rs in sorted(groups.items(), key=lambda g: g[0]):
+  for (_, is_free, op), rs in sorted(groups.items(), key=lambda g: g[0]):
     ins = np.array([[row_of(ref) for ref in recs[r][1]] for r in rs], np.intp).T
-    host.append((op, tuple(ins), np.array([row[r] for r in rs], np.intp)))
-  return Program(class_arr, lane_arr, arg_arr, roots, n_consts, used, tuple(host))
+    host.append((op, tuple(ins), np.array([row[r] for r in rs], np.intp), is_free))
+  return Program(class_arr, lane_arr, arg_arr, roots, n_consts, used, tuple(host), pre)
 
 
 SIN_COS_EXACT = 1e5  # |x| up to this: sin and cos to 1e-6 absolute (1e-7 up to 1e4)
@@ -307,8 +330,10 @@ def buffer(n_trees: int, n_instructions: int, consts_shape, X, jacobian: bool = 
 
 
 def run_on(buf, classes, lanes, args, roots, used, consts, jacobian: bool = False,
-           select_all: bool = False, unroll: int = 1):
-  """`run` in a buffer from `buffer(...)` (same shapes, same jacobian): (buf, y[, J])."""
+           select_all: bool = False, unroll: int = 1, first=0):
+  """`run` in a buffer from `buffer(...)` (same shapes, same jacobian): (buf, y[, J]).
+  The branch path starts at instruction `first`: a buffer whose first instructions already
+  ran (`Program.pre`, constant-free) need not run them again (select_all runs them all)."""
   import jax
   import jax.numpy as jnp
 
@@ -341,7 +366,7 @@ def run_on(buf, classes, lanes, args, roots, used, consts, jacobian: bool = Fals
     # unroll <= 0: the whole schedule as straight-line code (no loop at all; long compiles)
     buf = jax.lax.fori_loop(0, T, step, buf, unroll=T if unroll <= 0 else unroll)
   else:  # search calls hold few trees, so most of a padded schedule is padding: skip it
-    buf = jax.lax.fori_loop(0, used, step, buf)
+    buf = jax.lax.fori_loop(first, used, step, buf)
   out = buf[roots]
   if not jacobian:
     return buf, out[:, 0]
@@ -389,8 +414,8 @@ def run_numpy(prog: Program, consts: np.ndarray, X: np.ndarray) -> np.ndarray:
   buf[1:1 + D] = X.T[:, None, :]
   buf[1 + D:rows] = np.transpose(consts, (0, 2, 1)).reshape(B * M, R, 1)
   with np.errstate(all="ignore"):
-    for op, ins, out in prog.host:
-      value = vocab.NUMPY_FN[op](*(buf[i] for i in ins))
+    for op, ins, out, is_free in prog.host:
+      value = vocab.NUMPY_FN[op](*(buf[i][:, :1] if is_free else buf[i] for i in ins))
       value[~np.isfinite(value)] = np.nan
       buf[out] = value
   return buf[prog.roots]

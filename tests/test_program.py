@@ -170,6 +170,45 @@ def test_lane_width_changes_the_schedule_not_the_values():
                                   program.run_numpy(progs[8], consts, X))
 
 
+def test_hoisting_runs_constant_free_subtrees_first_and_once():
+  shared = "sin mul x0 x1".split()  # constant-free, in three trees: one node when hoisted
+  prefixes = [["add", "mul", "C"] + shared + ["C"], ["mul"] + shared + ["exp", "mul", "C", "x2"],
+              ["div", "C", "add"] + shared + ["sq", "x2"], "add sin x0 sin x0".split()]
+  trees = [E.from_prefix(p) for p in prefixes] + [t for t in _trees(30, seed=15)
+                                                  if E.constants(t)][:8]
+  plain = program.compile_trees(trees, 3, 8, n_trees=16, width=1)
+  hoisted = program.compile_trees(trees, 3, 8, n_trees=16, width=1, hoist=True)
+  assert plain.pre == 0 and hoisted.pre > 0
+  assert hoisted.used <= plain.used - 3  # sin(x0 * x1) twice less, sin(x0) once less
+  X = np.random.default_rng(16).uniform(-2, 2, (20, 3))
+  consts = np.ones((16, 2, 8), np.float32)
+  for b, t in enumerate(trees):
+    c = np.asarray(E.constants(t))
+    consts[b, 0, :len(c)] = c
+    consts[b, 1, :len(c)] = c * 0.7 + 0.1
+  want_y, want_J = (np.asarray(a) for a in program.run(*plain.arrays(), consts,
+                                                       X.astype(np.float32), jacobian=True))
+  y, J = program.run(*hoisted.arrays(), consts, X.astype(np.float32), jacobian=True)
+  np.testing.assert_array_equal(np.asarray(y), want_y)  # same operations per node
+  np.testing.assert_array_equal(np.asarray(J), want_J)
+  np.testing.assert_array_equal(program.run_numpy(hoisted, consts, X),
+                                program.run_numpy(plain, consts, X))
+  # The first `pre` instructions read no constant and no later output: run once, they serve
+  # any constants; skipped on a fresh buffer, the trees that use them come out wrong.
+  first_const = 1 + 3
+  assert np.all(hoisted.args[:hoisted.pre] < first_const + 16 * 8 + hoisted.pre)
+  assert not np.any((hoisted.args[:hoisted.pre] >= first_const)
+                    & (hoisted.args[:hoisted.pre] < first_const + 16 * 8))
+  arrays = hoisted.arrays()
+  buf = program.buffer(16, len(hoisted.classes), (2, 8), X.astype(np.float32), jacobian=True,
+                       width=1)
+  ran = program.run_on(buf, *arrays[:4], hoisted.pre, np.zeros_like(consts), jacobian=True)[0]
+  y2 = program.run_on(ran, *arrays, consts, jacobian=True, first=hoisted.pre)[1]
+  np.testing.assert_array_equal(np.asarray(y2), want_y)
+  skipped = program.run_on(buf, *arrays, consts, jacobian=True, first=hoisted.pre)[1]
+  assert not np.allclose(np.asarray(skipped)[:3], want_y[:3], equal_nan=True)
+
+
 def test_a_schedule_longer_than_its_class_is_refused():
   trees = _trees(20, seed=14)
   used = program.compile_trees(trees, 3, 8, width=2).used
