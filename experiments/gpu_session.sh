@@ -179,6 +179,10 @@ case "$cmd" in
     step 130 150 bench_train.log python3 experiments/bench_train.py --model=small --attention=cudnn \
       --gflop=6181.6  # GFLOP/step: `--lower_only --attention=xla` on a CPU (this GPU has no count)
     [ -n "$(rate_of "$OUT/bench_train.log")" ] || attention=xla  # cuDNN failed here
+    # L_refine's encoder and decoder passes batched with the others (twentieth session: 20%
+    # slower on the CPU's `tiny`; fewer, larger kernels may pay on the GPU: issue 3's 6,000)
+    step 130 150 bench_train.log python3 experiments/bench_train.py --model=small \
+      --attention=$attention --gflop=6181.6 --fused
     step 110 130 bench_train.log python3 experiments/bench_train.py --model=small --phase=1 \
       --attention=$attention --gflop=2908.6
     step 190 200 bench_train.log python3 experiments/bench_train.py --model=paper \

@@ -84,7 +84,8 @@ def znorm_loss(z: jax.Array) -> jax.Array:
 
 
 def total_loss(model, batch: dict, rng: jax.Array, weights: configs.LossWeights,
-               cfg: configs.ModelConfig, align_target=None) -> tuple[jax.Array, dict[str, jax.Array]]:
+               cfg: configs.ModelConfig, align_target=None,
+               fused: bool = False) -> tuple[jax.Array, dict[str, jax.Array]]:
   """Eq. 7 on one batch (pipeline.make_example keys with a leading B axis).
 
   Args:
@@ -96,12 +97,27 @@ def total_loss(model, batch: dict, rng: jax.Array, weights: configs.LossWeights,
     cfg: the model config (use_vae=False swaps KL for znorm_loss and drops align).
     align_target: the module whose scatter-only encoding is L_align's p(z|D): None for
       `model` itself (Eq. 8 read literally), or a slow copy of it (the trainer's EMA target).
+    fused: with L_refine on, encode the tokens and the corrupted tokens in one call of twice
+      the batch (same module, same points), and decode both latents in one call: fewer,
+      larger kernels for the same terms (equal without rng; with it, other dropout and eps
+      draws of the same distribution).
   Returns: (weighted loss [], metrics: 'loss' and each computed term, plus accuracies).
   """
   r_enc, r_expr, r_eval, r_renc, r_rdec = (
       (None,) * 5 if rng is None else tuple(jax.random.split(rng, 5)))
   tokens, x, y, mask = batch["tokens"], batch["x"], batch["y"], batch["point_mask"]
-  z, mu, logvar = model.encode(tokens, x, y, mask, rng=r_enc)
+  fused = fused and bool(weights.refine)
+  b = tokens.shape[0]
+  if fused:
+    twice = lambda a: jnp.concatenate([a, a], axis=0)
+    z, mu, logvar = model.encode(jnp.concatenate([tokens, batch["corrupted"]], axis=0),
+                                 twice(x), twice(y), twice(mask), rng=r_enc)
+    z_r, z, mu, logvar = z[b:], z[:b], mu[:b], logvar[:b]
+    # (teacher forcing reads the original tokens under both latents)
+    logits = (model.decode_logits(jnp.concatenate([z, z_r], axis=0), twice(tokens), rng=r_expr)
+              if weights.expr else None)
+  else:
+    z, mu, logvar = model.encode(tokens, x, y, mask, rng=r_enc)
   metrics, loss = {}, jnp.zeros((), jnp.float32)
 
   def add(name, value, weight):
@@ -110,7 +126,8 @@ def total_loss(model, batch: dict, rng: jax.Array, weights: configs.LossWeights,
     loss = loss + weight * value
 
   if weights.expr:
-    ce, acc = expr_loss(model.decode_logits(z, tokens, rng=r_expr), tokens[:, 1:])
+    ce, acc = expr_loss(logits[:b] if fused else model.decode_logits(z, tokens, rng=r_expr),
+                        tokens[:, 1:])
     add("expr", ce, weights.expr)
     metrics["expr_acc"] = acc
   if weights.eval:
@@ -131,8 +148,13 @@ def total_loss(model, batch: dict, rng: jax.Array, weights: configs.LossWeights,
       mu_p, logvar_p = jax.lax.stop_gradient((mu_p, logvar_p))
     add("align", align_loss(mu, logvar, mu_p, logvar_p, weights.align_direction), weights.align)
   if weights.refine:
-    z_r, _, _ = model.encode(batch["corrupted"], x, y, mask, rng=r_renc)
-    ce, acc = refine_loss(model.decode_logits(z_r, tokens, rng=r_rdec), tokens[:, 1:])
+    if fused and weights.expr:
+      refine_logits = logits[b:]
+    else:
+      if not fused:
+        z_r, _, _ = model.encode(batch["corrupted"], x, y, mask, rng=r_renc)
+      refine_logits = model.decode_logits(z_r, tokens, rng=r_rdec)
+    ce, acc = refine_loss(refine_logits, tokens[:, 1:])
     add("refine", ce, weights.refine)
     metrics["refine_acc"] = acc
   metrics["loss"] = loss

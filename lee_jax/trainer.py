@@ -110,10 +110,11 @@ def optimizer(cfg: TrainConfig, steps: int, ema: bool = False) -> optax.Gradient
 
 
 def make_train_step(graphdef, tx, weights: configs.LossWeights, model_cfg: configs.ModelConfig,
-                    ema: bool = False):
+                    ema: bool = False, fused: bool = False):
   """One jitted update of the trainable params; frozen params and the rest are constants.
 
   ema=True: tx ends in ema_target, and L_align's p(z|D) comes from that EMA copy.
+  fused=True: `losses.total_loss(fused=True)` (L_refine's passes batched with the others).
   """
 
   @functools.partial(jax.jit, donate_argnums=(0, 1))
@@ -123,7 +124,7 @@ def make_train_step(graphdef, tx, weights: configs.LossWeights, model_cfg: confi
 
     def loss_fn(tr):
       return losses.total_loss(nnx.merge(graphdef, tr, frozen, rest), batch, rng, weights,
-                               model_cfg, align_target=target)
+                               model_cfg, align_target=target, fused=fused)
 
     (_, metrics), grads = jax.value_and_grad(loss_fn, has_aux=True)(trainable)
     updates, opt_state = tx.update(grads, opt_state, trainable)

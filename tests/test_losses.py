@@ -157,6 +157,25 @@ def test_total_loss_skips_zero_weight_terms(tiny_cfg, batch):
 
 
 @pytest.mark.slow
+def test_fused_refine_passes_are_the_same_terms(tiny_cfg, batch):
+  # One encoder call over [tokens; corrupted] and one decoder call over both latents: without
+  # rng (no dropout, z = mu) every term and the gradient equal the separate calls'.
+  graphdef, params = nnx.split(M.LEE(tiny_cfg, rngs=nnx.Rngs(0)))
+  weights = configs.PHASES[3].weights  # every term; phases without L_refine never fuse
+  run = lambda fused: jax.jit(jax.value_and_grad(
+      lambda p: losses.total_loss(nnx.merge(graphdef, p), batch, None, weights, tiny_cfg,
+                                  fused=fused), has_aux=True))(params)
+  (_, metrics), grads = run(False)
+  (_, metrics_f), grads_f = run(True)
+  assert metrics_f.keys() == metrics.keys()
+  for k in metrics:
+    np.testing.assert_allclose(metrics_f[k], metrics[k], rtol=1e-5, err_msg=k)
+  for a, b in zip(jax.tree.leaves(grads_f), jax.tree.leaves(grads)):
+    np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-3)
+  assert metrics["refine"] != metrics["expr"]  # the corrupted latent decodes apart
+
+
+@pytest.mark.slow
 def test_overfit_one_batch(batch):
   cfg = configs.get_model_config("tiny", dtype="float32", dropout=0.0)
   weights = configs.PHASES[1].weights
