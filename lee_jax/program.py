@@ -92,7 +92,8 @@ def compile_trees(nodes: list[E.Node], n_vars: int, n_consts: int,
   const_base = 1 + n_vars
   # One record per internal-node occurrence (trees may share subtree objects, so nothing is
   # keyed by identity): [operator, child refs]; a ref is (True, buffer row) for a leaf or
-  # (False, record index) for an internal node.
+  # (False, record index) for an internal node. Hoisting keys constant-free records by
+  # (operator, child refs) instead, so equal ones are one record.
   const_end = const_base + n_trees * n_consts
   recs: list[list] = []
   free: list[bool] = []  # the record's subtree holds no constant
