@@ -148,13 +148,10 @@ def total_loss(model, batch: dict, rng: jax.Array, weights: configs.LossWeights,
       mu_p, logvar_p = jax.lax.stop_gradient((mu_p, logvar_p))
     add("align", align_loss(mu, logvar, mu_p, logvar_p, weights.align_direction), weights.align)
   if weights.refine:
-    if fused and weights.expr:
-      refine_logits = logits[b:]
-    else:
-      if not fused:
-        z_r, _, _ = model.encode(batch["corrupted"], x, y, mask, rng=r_renc)
-      refine_logits = model.decode_logits(z_r, tokens, rng=r_rdec)
-    ce, acc = refine_loss(refine_logits, tokens[:, 1:])
+    if not fused:
+      z_r, _, _ = model.encode(batch["corrupted"], x, y, mask, rng=r_renc)
+    ce, acc = refine_loss(logits[b:] if fused and weights.expr
+                          else model.decode_logits(z_r, tokens, rng=r_rdec), tokens[:, 1:])
     add("refine", ce, weights.refine)
     metrics["refine_acc"] = acc
   metrics["loss"] = loss
