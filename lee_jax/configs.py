@@ -196,6 +196,10 @@ class SearchConfig:
   n_grad: int = 50  # Adam steps per gradient segment
   grad_lr: float = 5e-3  # eta
   prox: float = 0.1  # lambda_prox
+  # Our deviation (0 = the paper: all n_scatter points): a gradient segment queries g_eval at
+  # this many scatter points (the scatter is a random draw, so its first ones are too), the
+  # query count g_eval was trained with (pipeline.DataConfig.n_query).
+  grad_points: int = 64
   decode_period: int = 25  # iterations between gradient segments
   cmaes_popsize: int = 24
   cmaes_sigma: float = 0.5  # initial CMA-ES step size in z
@@ -234,7 +238,7 @@ class SearchConfig:
       if getattr(self, name) < 1:
         raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
     for name in ("n_refresh", "n_grad", "lbfgs_first", "lbfgs_last", "probe_points",
-                 "simplify_helpers", "lm_sub_rows", "poly_terms"):
+                 "simplify_helpers", "lm_sub_rows", "poly_terms", "grad_points"):
       if getattr(self, name) < 0:
         raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
     if self.overlap and not self.simplify_helpers:

@@ -362,8 +362,10 @@ class Round:
     return [c for c in out if c is not None]
 
   def gradient_segment(self, z: np.ndarray, anchor: np.ndarray, iteration: int) -> np.ndarray:
+    k = self.cfg.grad_points or len(self.scatter.y)
+    points = engine_lib.Scatter(self.scatter.x[:k], self.scatter.y[:k], self.scatter.mask[:k])
     with self.timer("descend"):
-      z, _ = self.engine.descend(z, anchor, self.scatter, self.cfg.n_grad, self.cfg.grad_lr,
+      z, _ = self.engine.descend(z, anchor, points, self.cfg.n_grad, self.cfg.grad_lr,
                                  self.cfg.prox)
     self.add(self.decode(np.repeat(z[None], self.cfg.n_new, axis=0), n_greedy=1), "gradient",
              iteration)

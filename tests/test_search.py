@@ -56,6 +56,22 @@ def test_every_mode_returns_a_valid_finite_expression(eng, data, mode):
     assert res.candidates == helpers.SMALL_SEARCH.decode_budget()
 
 
+@pytest.mark.parametrize("grad_points, want", [(16, 16), (0, "all")])
+def test_gradient_segments_query_the_first_grad_points_of_the_scatter(eng, data, grad_points,
+                                                                       want, monkeypatch):
+  cfg = dataclasses.replace(helpers.SMALL_SEARCH, grad_points=grad_points)
+  r = search.Round(eng, data, cfg, "gradient", 0, seed=4)
+  seen = []
+  monkeypatch.setattr(eng, "descend", lambda z, anchor, points, *a: seen.append(points) or (z, None))
+  r.gradient_segment(r.z0, r.z0, 1)
+  (points,) = seen
+  k = len(r.scatter.y) if want == "all" else want
+  assert len(points.y) == len(points.mask) == len(points.x) == k
+  np.testing.assert_array_equal(points.y, r.scatter.y[:k])  # a random draw's first points
+  with pytest.raises(ValueError, match="grad_points"):
+    dataclasses.replace(cfg, grad_points=-1)
+
+
 def test_decode_budget_counts_a_partial_last_batch(eng, data):
   cfg = dataclasses.replace(helpers.SMALL_SEARCH, iterations=7)  # batches of 5 and 2 parents
   res = search.run_round(eng, data, cfg, "iterative", 0, seed=2)
