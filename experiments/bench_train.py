@@ -38,7 +38,8 @@ _ATTN = flags.DEFINE_enum("attention", "auto", list(configs.ATTENTION_IMPLS),
 _GFLOP = flags.DEFINE_float("gflop", None, "FLOPs per step (GFLOP) for the MFU where this backend's "
                             "cost analysis has none (measure with --lower_only on a CPU).")
 _FUSED = flags.DEFINE_bool("fused", False, "Batch L_refine's encoder and decoder passes with "
-                           "the others (losses.total_loss(fused=True); train.py --fused_passes).")
+                           "the others (losses.total_loss(fused=True); train.py has no flag "
+                           "for it until a GPU run shows it pays).")
 _LOWER_ONLY = flags.DEFINE_bool("lower_only", False, "Print the lowered step's GFLOP and exit "
                                 "(no compilation, no timing).")
 
