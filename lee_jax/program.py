@@ -94,7 +94,7 @@ def compile_trees(nodes: list[E.Node], n_vars: int, n_consts: int,
   # keyed by identity): [operator, child refs]; a ref is (True, buffer row) for a leaf or
   # (False, record index) for an internal node. Hoisting keys constant-free records by
   # (operator, child refs) instead, so equal ones are one record.
-  const_end = const_base + n_trees * n_consts
+  first_out = const_base + n_trees * n_consts  # output rows follow the constant rows
   recs: list[list] = []
   free: list[bool] = []  # the record's subtree holds no constant
   shared: dict = {}  # (operator, child refs) -> record: constant-free records when hoisting
@@ -115,7 +115,7 @@ def compile_trees(nodes: list[E.Node], n_vars: int, n_consts: int,
           raise ValueError(f"tree {b} uses {nd.name} but the data has {n_vars} variables")
         return True, 1 + i
       kids = [visit(c) for c in nd.children]
-      is_free = all(not const_base <= ref < const_end if leaf else free[ref]
+      is_free = all(not const_base <= ref < first_out if leaf else free[ref]
                     for leaf, ref in kids)
       key = (nd.name, tuple(kids))
       if hoist and is_free and key in shared:  # the same constant-free subtree: computed once
@@ -128,7 +128,6 @@ def compile_trees(nodes: list[E.Node], n_vars: int, n_consts: int,
 
     root_refs.append(visit(node))
 
-  first_out = const_end
   parents: list[list[int]] = [[] for _ in recs]  # one entry per reference (shared records)
   waiting = [0] * len(recs)  # children not yet computed
   level = [1] * len(recs)  # operators on the longest path down to a leaf, itself included
