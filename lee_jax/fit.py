@@ -548,9 +548,11 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20
     for part, prog in _parts(items, X.shape[1], mc, select_all):
       started = _start_group([n for _, n in part], prog, X, y, w, steps, restarts, seed + mc,
                              select_all, sub_rows, polish, unroll)
-      calls.append((part, started if pipelined else _finish_group(*started)))
-  # While the LM runs: least squares (a tree whose pass overflows is non-finite on some
-  # row for any constants; scipy's path says so), then scipy.
+      calls.append((part, started if pipelined else _finish_group(*_check_start(*started))))
+  # While the LM runs: the float64 check's first half, least squares (a tree whose pass
+  # overflows is non-finite on some row for any constants; scipy's path says so), then scipy.
+  if pipelined:
+    calls = [(part, _check_start(*started)) for part, started in calls]
   var = max(_weighted_var(y, w), 1e-12)
   for i, lstsq in host:
     solved = fit_linear(nodes[i], X, y, w, var) if lstsq else None
@@ -631,7 +633,7 @@ def _draws(seed: int, b: int, restarts: int, mc: int, n: int, sub_rows: int):
 def _start_group(nodes, prog, X, y, w, steps: int, restarts: int, seed: int,
                  select_all: bool, sub_rows: int, polish: int, unroll: int) -> tuple:
   """Dispatches LM on one compiled call (`prog` schedules `nodes`, padded) without waiting
-  for it; `_finish_group(*returned)` gives one FitResult per node.
+  for it; `_finish_group(*_check_start(*returned))` gives one FitResult per node.
   w: row weights of mean 1 (`row_weights`), or None."""
   from lee_jax import evaluate
 
@@ -659,24 +661,42 @@ def _start_group(nodes, prog, X, y, w, steps: int, restarts: int, seed: int,
   return nodes, prog, X, y, w, cmask, c0, lm
 
 
-def _finish_group(nodes, prog, X, y, w, cmask, c0, lm) -> list[FitResult]:
-  """Waits for a `_start_group` call and checks its winners in float64."""
+def _check_start(nodes, prog, X, y, w, cmask, c0, lm) -> tuple:
+  """What `_finish_group`'s float64 check can do before the LM's answer (on the host while
+  the LM runs): the constant-free nodes (`program.host_buffer`) and the decoded constants'
+  errors. Returns `_finish_group`'s arguments."""
+  from lee_jax import program
+
+  buf = program.host_buffer(prog, X)
+  err0 = _errors(program.run_numpy(prog, c0[:, None], X, buf), y, w)  # [b, 1]
+  return nodes, prog, X, y, w, cmask, c0, lm, buf, err0
+
+
+def _errors(pred, y, w):
+  """pred [b, R, N] -> MSE / var(y) [b, R] in float64 (non-finite: inf)."""
+  with np.errstate(all="ignore"):
+    sq = (pred - y) ** 2 if w is None else w * (pred - y) ** 2
+    errs = np.mean(sq, axis=-1) / max(_weighted_var(y, w), 1e-12)
+  return np.where(np.isfinite(errs), errs, np.inf)
+
+
+def _finish_group(nodes, prog, X, y, w, cmask, c0, lm, buf, err0) -> list[FitResult]:
+  """Waits for a `_start_group` call and checks its winners in float64 (`_check_start`'s
+  arguments)."""
   from lee_jax import program
 
   b = len(prog.roots)
   c, f, n_steps = np.asarray(lm[0], np.float64), np.asarray(lm[1], np.float64), int(lm[2])
   # The float32 winner is checked in float64 against the decoded start: float32 can accept
   # constants whose float64 values are far worse (cancellation near a pole), and the
-  # returned nmse must mean what scipy's does. Both are evaluated at once on the host
-  # (start 0: the winner, 1: the decoded constants; a lane that never ran keeps its float32
-  # start, which is inf for a decoded 1e99).
-  options = np.stack([c[np.arange(b), np.argmin(f, axis=1)], c0], axis=1)  # [b, 2, mc]
-  finite = np.all(np.isfinite(options) | ~cmask[:, None], axis=-1)
-  with np.errstate(all="ignore"):
-    pred = program.run_numpy(prog, np.where(np.isfinite(options), options, 0.0), X)
-    sq = (pred - y) ** 2 if w is None else w * (pred - y) ** 2
-    errs = np.mean(sq, axis=-1) / max(_weighted_var(y, w), 1e-12)  # [b, 2]
-  errs = np.where(finite & np.isfinite(errs), errs, np.inf)
+  # returned nmse must mean what scipy's does. (A lane that never ran keeps its float32
+  # start, which is inf for a decoded 1e99.)
+  winner = c[np.arange(b), np.argmin(f, axis=1)]  # [b, mc]
+  options = np.stack([winner, c0], axis=1)  # [b, 2, mc]: start 0 the winner, 1 the decoded
+  finite = np.all(np.isfinite(winner) | ~cmask, axis=-1)
+  err = _errors(program.run_numpy(prog, np.where(np.isfinite(winner), winner, 0.0)[:, None],
+                                  X, buf), y, w)
+  errs = np.concatenate([np.where(finite[:, None], err, np.inf), err0], axis=1)
   out = []
   for row, node in enumerate(nodes):
     n_c = int(cmask[row].sum())

@@ -397,27 +397,46 @@ def run(classes, lanes, args, roots, used, consts, X, jacobian: bool = False,
   return out[1:] if jacobian else out[1]
 
 
-def run_numpy(prog: Program, consts: np.ndarray, X: np.ndarray) -> np.ndarray:
+def host_buffer(prog: Program, X: np.ndarray, n_starts: int = 1) -> np.ndarray:
+  """A float64 buffer for `run_numpy` on X [N, D] with n_starts constant vectors per tree:
+  the ones and variable rows, and every constant-free node (`Program.host` marks them) filled
+  in. Those are the same for any constants, so a caller can compute them before it knows
+  any, and once for several `run_numpy` calls (each rewrites every other row it reads)."""
+  X = np.asarray(X, np.float64)
+  N, D = X.shape
+  rows = 1 + D + len(prog.roots) * prog.n_consts
+  buf = np.empty((rows + prog.used * prog.width, n_starts, N))
+  buf[0] = 1.0
+  buf[1:1 + D] = X.T[:, None, :]
+  _run_host(prog, buf, free=True)
+  return buf
+
+
+def _run_host(prog: Program, buf: np.ndarray, free: bool) -> None:
+  with np.errstate(all="ignore"):
+    for op, ins, out, is_free in prog.host:
+      if is_free == free:  # constant-free nodes: computed on one start, stored to all
+        value = vocab.NUMPY_FN[op](*(buf[i][:, :1] if free else buf[i] for i in ins))
+        value[~np.isfinite(value)] = np.nan
+        buf[out] = value
+
+
+def run_numpy(prog: Program, consts: np.ndarray, X: np.ndarray,
+              buf: np.ndarray | None = None) -> np.ndarray:
   """`run` on the host in float64, values only: consts [B, R, M], X [N, D] -> y [B, R, N].
 
   Same semantics as evaluate.evaluate_numpy on each tree (non-finite nodes are NaN), at the
   cost of a few NumPy calls per (level, operator) of the whole batch (`Program.host`)
   instead of a tree walk per (tree, start): the fitter's final float64 check of a call.
+  buf: `host_buffer(prog, X, R)`, reused (its constant-free rows are not recomputed).
   """
   consts = np.asarray(consts, np.float64)
-  X = np.asarray(X, np.float64)
   B, R, M = consts.shape
-  N, D = X.shape
-  rows = 1 + D + B * M
-  buf = np.empty((rows + prog.used * prog.width, R, N))
-  buf[0] = 1.0
-  buf[1:1 + D] = X.T[:, None, :]
-  buf[1 + D:rows] = np.transpose(consts, (0, 2, 1)).reshape(B * M, R, 1)
-  with np.errstate(all="ignore"):
-    for op, ins, out, is_free in prog.host:
-      value = vocab.NUMPY_FN[op](*(buf[i][:, :1] if is_free else buf[i] for i in ins))
-      value[~np.isfinite(value)] = np.nan
-      buf[out] = value
+  if buf is None:
+    buf = host_buffer(prog, X, R)
+  first_const = 1 + np.shape(X)[1]
+  buf[first_const:first_const + B * M] = np.transpose(consts, (0, 2, 1)).reshape(B * M, R, 1)
+  _run_host(prog, buf, free=False)
   return buf[prog.roots]
 
 
