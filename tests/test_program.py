@@ -236,6 +236,18 @@ def test_host_float64_run_equals_the_numpy_reference():
       want = evaluate.evaluate_numpy(E.with_constants(t, consts[b, r, :n_c]), X)
       np.testing.assert_array_equal(got[b, r], want)  # same operations, same order: exact
   np.testing.assert_array_equal(got[len(trees):], 1.0)  # padding trees read the ones row
+  # A hoisted program's host buffer holds its constant-free nodes before any constants are
+  # known, and serves one start at a time (the fitter's float64 check: the decoded
+  # constants while the LM runs, its winner after) with the same values.
+  hoisted = program.compile_trees(trees, 3, M, n_trees=32, hoist=True)
+  assert any(is_free for *_, is_free in hoisted.host)
+  buf = program.host_buffer(hoisted, X)
+  free_rows = np.concatenate([out for *_, out, is_free in hoisted.host if is_free])
+  before = buf[free_rows].copy()
+  for r in (1, 0):
+    np.testing.assert_array_equal(program.run_numpy(hoisted, consts[:, r:r + 1], X, buf)[:, 0],
+                                  got[:, r])
+  np.testing.assert_array_equal(buf[free_rows], before)  # never rewritten
 
 
 def test_polynomial_sin_cos_accuracy_and_domain():
