@@ -84,15 +84,16 @@ def with_constants(node: Node, values: Sequence[float]) -> Node:
   without constants are shared with `node` (nodes are immutable)."""
   it = iter(values)
 
-  def rebuild(n: Node) -> Node:
-    if n.name in ("const", "C"):
+  def rebuild(n: Node) -> Node:  # (loops, not generators: the fitter rebuilds every result)
+    if n.name == "const" or n.name == "C":
       return const(next(it))
     if not n.children:
       return n
-    children = tuple(rebuild(c) for c in n.children)
-    if all(a is b for a, b in zip(children, n.children)):
-      return n
-    return Node(n.name, children, n.value)
+    children = tuple([rebuild(c) for c in n.children])
+    for new, old in zip(children, n.children):
+      if new is not old:
+        return Node(n.name, children, n.value)
+    return n
 
   out = rebuild(node)
   if next(it, None) is not None:

@@ -697,14 +697,13 @@ def _finish_group(nodes, prog, X, y, w, cmask, c0, lm, buf, err0) -> list[FitRes
   err = _errors(program.run_numpy(prog, np.where(np.isfinite(winner), winner, 0.0)[:, None],
                                   X, buf), y, w)
   errs = np.concatenate([np.where(finite[:, None], err, np.inf), err0], axis=1)
+  pick = np.argmin(errs, axis=1)  # ties: the winner
+  best = errs[np.arange(b), pick].tolist()
   out = []
-  for row, node in enumerate(nodes):
-    n_c = int(cmask[row].sum())
-    k = int(np.argmin(errs[row]))  # ties: the winner
-    if not np.isfinite(errs[row, k]):
+  for row, (node, n_c, k) in enumerate(zip(nodes, cmask.sum(1).tolist(), pick.tolist())):
+    if not np.isfinite(best[row]):
       out.append(FitResult(node, c0[row, :n_c], np.inf, n_steps, False, "nonfinite_end"))
     else:
       values = options[row, k, :n_c]
-      out.append(FitResult(E.with_constants(node, values), values, float(errs[row, k]),
-                           n_steps, True))
+      out.append(FitResult(E.with_constants(node, values), values, best[row], n_steps, True))
   return out
