@@ -543,17 +543,17 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20
   # Every call is dispatched before any is read back: JAX runs them asynchronously, so
   # the host schedules the next call and checks the last one in float64 while the device
   # (or XLA's thread on the CPU) runs the LM.
+  var = max(_weighted_var(y, w), 1e-12)  # of the fit rows: every float64 error divides by it
   calls = []  # (part, its FitResults, or the started call they come from when pipelined)
   for mc, items in sorted(groups.items()):
     for part, prog in _parts(items, X.shape[1], mc, select_all):
       started = _start_group([n for _, n in part], prog, X, y, w, steps, restarts, seed + mc,
                              select_all, sub_rows, polish, unroll)
-      calls.append((part, started if pipelined else _finish_group(*_check_start(*started))))
+      calls.append((part, started if pipelined else _finish_group(*_check_start(*started, var))))
   # While the LM runs: the float64 check's first half, least squares (a tree whose pass
   # overflows is non-finite on some row for any constants; scipy's path says so), then scipy.
   if pipelined:
-    calls = [(part, _check_start(*started)) for part, started in calls]
-  var = max(_weighted_var(y, w), 1e-12)
+    calls = [(part, _check_start(*started, var)) for part, started in calls]
   for i, lstsq in host:
     solved = fit_linear(nodes[i], X, y, w, var) if lstsq else None
     out[i] = solved or fit_constants(nodes[i], X, y, max_iter=100, weights=w)
@@ -633,7 +633,7 @@ def _draws(seed: int, b: int, restarts: int, mc: int, n: int, sub_rows: int):
 def _start_group(nodes, prog, X, y, w, steps: int, restarts: int, seed: int,
                  select_all: bool, sub_rows: int, polish: int, unroll: int) -> tuple:
   """Dispatches LM on one compiled call (`prog` schedules `nodes`, padded) without waiting
-  for it; `_finish_group(*_check_start(*returned))` gives one FitResult per node.
+  for it; `_finish_group(*_check_start(*returned, var))` gives one FitResult per node.
   w: row weights of mean 1 (`row_weights`), or None."""
   from lee_jax import evaluate
 
@@ -661,26 +661,26 @@ def _start_group(nodes, prog, X, y, w, steps: int, restarts: int, seed: int,
   return nodes, prog, X, y, w, cmask, c0, lm
 
 
-def _check_start(nodes, prog, X, y, w, cmask, c0, lm) -> tuple:
+def _check_start(nodes, prog, X, y, w, cmask, c0, lm, var: float) -> tuple:
   """What `_finish_group`'s float64 check can do before the LM's answer (on the host while
   the LM runs): the constant-free nodes (`program.host_buffer`) and the decoded constants'
-  errors. Returns `_finish_group`'s arguments."""
+  errors (var: the fit rows' (weighted) variance). Returns `_finish_group`'s arguments."""
   from lee_jax import program
 
   buf = program.host_buffer(prog, X)
-  err0 = _errors(program.run_numpy(prog, c0[:, None], X, buf), y, w)  # [b, 1]
-  return nodes, prog, X, y, w, cmask, c0, lm, buf, err0
+  err0 = _errors(program.run_numpy(prog, c0[:, None], X, buf), y, w, var)  # [b, 1]
+  return nodes, prog, X, y, w, cmask, c0, lm, buf, err0, var
 
 
-def _errors(pred, y, w):
+def _errors(pred, y, w, var: float):
   """pred [b, R, N] -> MSE / var(y) [b, R] in float64 (non-finite: inf)."""
   with np.errstate(all="ignore"):
     sq = (pred - y) ** 2 if w is None else w * (pred - y) ** 2
-    errs = np.mean(sq, axis=-1) / max(_weighted_var(y, w), 1e-12)
+    errs = np.mean(sq, axis=-1) / var
   return np.where(np.isfinite(errs), errs, np.inf)
 
 
-def _finish_group(nodes, prog, X, y, w, cmask, c0, lm, buf, err0) -> list[FitResult]:
+def _finish_group(nodes, prog, X, y, w, cmask, c0, lm, buf, err0, var) -> list[FitResult]:
   """Waits for a `_start_group` call and checks its winners in float64 (`_check_start`'s
   arguments)."""
   from lee_jax import program
@@ -695,7 +695,7 @@ def _finish_group(nodes, prog, X, y, w, cmask, c0, lm, buf, err0) -> list[FitRes
   options = np.stack([winner, c0], axis=1)  # [b, 2, mc]: start 0 the winner, 1 the decoded
   finite = np.all(np.isfinite(winner) | ~cmask, axis=-1)
   err = _errors(program.run_numpy(prog, np.where(np.isfinite(winner), winner, 0.0)[:, None],
-                                  X, buf), y, w)
+                                  X, buf), y, w, var)
   errs = np.concatenate([np.where(finite[:, None], err, np.inf), err0], axis=1)
   pick = np.argmin(errs, axis=1)  # ties: the winner
   best = errs[np.arange(b), pick].tolist()
