@@ -55,8 +55,11 @@ _SUB_ROWS = flags.DEFINE_integer("sub_rows", fit.SUB_ROWS,
 _POLISH = flags.DEFINE_integer("polish", fit.POLISH, "LM steps on all rows after the subsample's.")
 _LBFGS = flags.DEFINE_integer("lbfgs", 300, "L-BFGS-B max iterations (scipy fitter; grammar: "
                               "search candidates keep their round's budget).")
+_LAYOUT = flags.DEFINE_enum("layout", None, list(fit.LAYOUTS), "How the jax fitter's calls "
+                            "become instructions (fit.LAYOUTS; default: branch on the CPU, "
+                            f"{fit.ACCEL_LAYOUT} elsewhere).")
 _UNROLL = flags.DEFINE_integer("unroll", fit.UNROLL, "Program instructions per loop iteration "
-                               "on the accelerator path (select_all; ignored on the CPU path); 0: all, no loop.")
+                               "in the lanes layout (ignored by the others); 0: all, no loop.")
 _PIPELINED = flags.DEFINE_bool("pipelined", True, "Dispatch every LM call of a batch before "
                                 "reading any back (false: each read back before the next).")
 _LINEAR = flags.DEFINE_bool("linear", True, "Solve candidates affine in their constants by "
@@ -138,9 +141,11 @@ def main(argv):
               f"({len(groups)} calls of {min(sizes)}-{max(sizes)} candidates, "
               f"{min(len(y) for _, y, _, _ in groups)}-{max(len(y) for _, y, _, _ in groups)} rows)")
   cands = [(node, X, y, max_iter) for X, y, nodes, max_iter in groups for node in nodes]
+  layout = _LAYOUT.value or ("branch" if jax.default_backend() == "cpu" else fit.ACCEL_LAYOUT)
+
   def fit_jax(X, y, nodes):
     return fit.fit_batch(nodes, X, y, _STEPS.value, _RESTARTS.value, sub_rows=_SUB_ROWS.value,
-                         polish=_POLISH.value, unroll=_UNROLL.value,
+                         polish=_POLISH.value, unroll=_UNROLL.value, layout=layout,
                          pipelined=_PIPELINED.value, linear=_LINEAR.value)
 
   for X, y, nodes, _ in groups:  # compile every shape bucket first
@@ -165,9 +170,10 @@ def main(argv):
   d = r_jx[both] - r_sp[both]
   sub = (f"on {_SUB_ROWS.value} rows + {_POLISH.value} on all beyond {2 * _SUB_ROWS.value} rows"
          if _SUB_ROWS.value > 0 else "on all rows")
-  accel = jax.default_backend() != "cpu"
-  path = (f"select-all path, unroll {_UNROLL.value}" if accel else "CPU branch path")
-  path += f", {fit._SHAPES[accel][0]} lanes per instruction"
+  path = {"branch": "branch layout, 2 lanes per instruction",
+          "lanes": f"lanes layout, 8 per instruction, unroll {_UNROLL.value}",
+          "levels": "levels layout, an instruction per tree level, no loop"}[layout]
+  path += f" on {jax.default_backend()}"
   budgets = sorted({it for *_, it in cands})
   if _LINEAR.value:
     n_lin = sum(fit.fit_linear(n, X, y, None, max(np.var(y), 1e-12)) is not None

@@ -166,11 +166,15 @@ case "$cmd" in
     # with the first lease).
     step 80 120 bench_data.log python3 experiments/bench_data.py --workers=4,8,12,15 --buffers=1,4 \
       --batches=60  # a deeper worker buffer: train --data_buffer
+    # the GPU's jax fitter (1.10 ms per candidate, the "lanes" layout) was slower than the
+    # CPU's (0.58 ms): each loop iteration of a program pass may read its predicate back to
+    # the host. The default there is now "levels" (an instruction per tree level, no loop;
+    # 3.8x faster than "lanes" on the CPU's select-all path); then "lanes" as measured, and
+    # with 8 instructions per loop iteration
     step 40 90 bench_fit.log python3 experiments/bench_fit.py --n=256 --rows=500
-    # the GPU's jax fitter (1.10 ms per candidate) was slower than the CPU's (0.58 ms): each
-    # loop iteration of a program pass may read its predicate back to the host, so fewer
-    for u in 8 0; do  # 8 instructions per iteration; 0: no loop at all
-      step 40 90 bench_fit.log python3 experiments/bench_fit.py --n=256 --rows=500 --unroll=$u
+    for u in 1 8; do
+      step 40 90 bench_fit.log python3 experiments/bench_fit.py --n=256 --rows=500 \
+        --layout=lanes --unroll=$u
     done
     step 150 240 infer.log python3 experiments/bench_infer.py --preset paper --fitter jax --overlap \
       --simplify_helpers 1 --workers 10 --json "$OUT/infer_jax_w10.json" --datasets \

@@ -369,10 +369,20 @@ def fit_linear(node: E.Node, X: np.ndarray, y: np.ndarray, w: np.ndarray | None,
 MAX_CONSTS = 8  # candidates with more constants go to scipy
 SUB_ROWS = 128  # rows of the subsample most LM steps run on (bench_fit.py: --sub_rows)
 POLISH = 4  # LM steps on every row after the subsample's
-# Instructions per loop iteration on the select_all (accelerator) path: each iteration of an
+# Instructions per loop iteration on the "lanes" layout (accelerators): each iteration of an
 # XLA while loop can cost a predicate read back on a GPU. Unmeasured there yet (bench_fit.py
 # --unroll; gpu_session.sh bench runs 1 and 8), so the default leaves the loop as it was.
 UNROLL = 1
+# How a call's trees become instructions (`fit_batch(layout=)`, `_SHAPES`): "branch" (the
+# CPU's default) branches to one operator class per instruction of 2 lanes and runs only the
+# real instructions; "lanes" (8 lanes per instruction) and "levels" (an instruction per tree
+# level, each lane its own class: as many steps as the trees are deep, ~6-8 for 16 grammar
+# trees instead of 20-30, with no loop) compute every class and run the padded schedule,
+# without data-dependent control flow. On a GPU "lanes" measured 1.10 ms per candidate, a
+# chain of small launches (BUILD_NOTES, "Second GPU lease"); "levels" cuts the launches and
+# is the accelerators' default, unmeasured there yet (gpu_session.sh bench times both).
+LAYOUTS = ("branch", "lanes", "levels")
+ACCEL_LAYOUT = "levels"
 FLOAT32_SAFE = 1e15  # larger |y| anywhere: scipy
 
 
@@ -499,7 +509,7 @@ def _lm_jit(steps: int, polish: int, select_all: bool, unroll: int = 1):
 
 
 def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20,
-              restarts: int = 2, seed: int = 0, select_all: bool | None = None,
+              restarts: int = 2, seed: int = 0, layout: str | None = None,
               sub_rows: int = SUB_ROWS, polish: int = POLISH,
               weights: np.ndarray | None = None, unroll: int = UNROLL,
               pipelined: bool = True, linear: bool = True) -> list[FitResult]:
@@ -510,9 +520,10 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20
   2 * sub_rows rows, `steps` LM steps run on a random subsample of sub_rows rows and then
   `polish` steps on all of them; otherwise (or with sub_rows = 0) `steps` on all. Nodes with
   more than MAX_CONSTS constants, or all nodes when some |y| >= FLOAT32_SAFE, are fitted by
-  scipy L-BFGS-B in float64 (`fit_constants`). select_all
-  (default: on accelerators) evaluates every operator per instruction instead of branching,
-  over the whole padded schedule (program.run), `unroll` instructions per loop iteration.
+  scipy L-BFGS-B in float64 (`fit_constants`). `layout` (LAYOUTS; default "branch" on the
+  CPU, ACCEL_LAYOUT elsewhere): "lanes" and "levels" evaluate every operator per instruction
+  instead of branching, over the whole padded schedule (program.run(select_all=True)),
+  "lanes" `unroll` instructions per loop iteration, "levels" without a loop.
   pipelined=False reads each call back before scheduling the next (the order before the
   twelfth session; `bench_fit.py --pipelined=false` times the difference). linear=True
   (default) solves trees affine in their constants exactly instead (`fit_linear`), and
@@ -520,8 +531,13 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20
   """
   import jax
 
-  if select_all is None:
-    select_all = jax.default_backend() != "cpu"
+  if layout is None:
+    layout = "branch" if jax.default_backend() == "cpu" else ACCEL_LAYOUT
+  if layout not in LAYOUTS:
+    raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
+  select_all = layout != "branch"
+  if layout == "levels":
+    unroll = 0  # a few levels: straight-line code
   X, y = np.asarray(X, np.float64), np.asarray(y, np.float64)
   w = row_weights(weights, len(y))
   out: list[FitResult | None] = [None] * len(nodes)
@@ -546,7 +562,7 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20
   var = max(_weighted_var(y, w), 1e-12)  # of the fit rows: every float64 error divides by it
   calls = []  # (part, its FitResults, or the started call they come from when pipelined)
   for mc, items in sorted(groups.items()):
-    for part, prog in _parts(items, X.shape[1], mc, select_all):
+    for part, prog in _parts(items, X.shape[1], mc, layout):
       started = _start_group([n for _, n in part], prog, X, y, w, steps, restarts, seed + mc,
                              select_all, sub_rows, polish, unroll)
       calls.append((part, started if pipelined else _finish_group(*_check_start(*started, var))))
@@ -569,37 +585,41 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20
 # 14% of a search's candidates have 3 or 4 constants; 5 channels for them instead of 9
 # saved 26% of its fitting time. A 1-slot class gained nothing (one more call per batch).
 _SLOTS = (2, 4, 8)
-# Lanes per instruction, hoisting, and the (trees, instructions) classes, by path
-# (select_all). The CPU's branch path runs only a call's real instructions, each costing
+# Hoisting and the (trees, instructions, lanes) classes, by layout. The CPU's branch
+# path runs only a call's real instructions, each costing
 # about its lanes' values (padding lanes too): a search's calls hold few trees, so 8 lanes
 # were mostly padding, and 2 lanes in twice the instructions fit the same constants ~1.4x
 # faster on bench_fit's calls (BUILD_NOTES, "Two lanes per instruction on the CPU"). It
 # also hoists constant-free subtrees (27% of the nodes of the candidates LM fits), which then
 # run once per buffer instead of at every LM step (`Program.pre`; "Constant-free subtrees
 # run once"). The accelerator path runs every padded instruction and every class in each,
-# so it keeps 8 lanes in short schedules and no hoisting (both unmeasured there).
-_SHAPES = {False: (2, True, ((16, 64), (64, 256))),
-           True: (8, False, ((16, 32), (64, 128)))}
+# so it keeps 8 lanes in short schedules and no hoisting (both unmeasured there). Levels:
+# bench_fit's grammar calls are at most 8 deep and 26 nodes wide, 90% of a search's at most
+# 10 and 24 (/work/scratch/s22/lvstats.py).
+_SHAPES = {"branch": (True, ((16, 64, 2), (64, 256, 2))),
+           "lanes": (False, ((16, 32, 8), (64, 128, 8))),
+           "levels": (False, ((16, 8, 32), (16, 16, 64), (64, 16, 128)))}
 
 
-def _parts(items: list[tuple[int, E.Node]], n_vars: int, mc: int, select_all: bool):
+def _parts(items: list[tuple[int, E.Node]], n_vars: int, mc: int, layout: str):
   """Split (index, node) pairs into calls that fit a shape class: [(pairs, Program)]."""
   from lee_jax import program
 
-  width, hoist, shapes = _SHAPES[select_all]
+  hoist, shapes = _SHAPES[layout]
+  levels = layout == "levels"
   trees_of = [n for _, n in items]
-  for trees, instructions in shapes:
+  for trees, instructions, width in shapes:
     if len(items) <= trees:
       try:
         return [(items, program.compile_trees(trees_of, n_vars, mc, trees, instructions,
-                                              width=width, hoist=hoist))]
+                                              width=width, hoist=hoist, levels=levels))]
       except program.ScheduleTooLong:
         continue
   if len(items) == 1:  # one tree longer than the largest schedule: its own shape
-    return [(items, program.compile_trees(trees_of, n_vars, mc, width=width, hoist=hoist))]
+    return [(items, program.compile_trees(trees_of, n_vars, mc, hoist=hoist, levels=levels,
+                                          width=None if levels else shapes[-1][2]))]
   half = len(items) // 2
-  return (_parts(items[:half], n_vars, mc, select_all)
-          + _parts(items[half:], n_vars, mc, select_all))
+  return _parts(items[:half], n_vars, mc, layout) + _parts(items[half:], n_vars, mc, layout)
 
 
 def _padded_rows(X, y, w, m: int):

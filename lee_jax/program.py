@@ -54,7 +54,9 @@ class ScheduleTooLong(ValueError):
 @dataclasses.dataclass(frozen=True)
 class Program:
   """A schedule for B trees (arrays padded to buckets so jitted callers compile rarely)."""
-  classes: np.ndarray  # [T] int32 operator class of each instruction (index into CLASSES)
+  # [T] int32 operator class of each instruction (index into CLASSES); [T, W] (one per lane)
+  # for a level schedule (`compile_trees(levels=True)`)
+  classes: np.ndarray
   lanes: np.ndarray  # [T, W] int32 member operator of each lane within its class (W: width)
   args: np.ndarray  # [T, 2, W] int32 buffer rows read (the second unused by unary operators)
   roots: np.ndarray  # [B] int32 buffer row of each tree's value
@@ -78,14 +80,20 @@ class Program:
 
 def compile_trees(nodes: list[E.Node], n_vars: int, n_consts: int,
                   n_trees: int | None = None, n_instructions: int | None = None,
-                  width: int = W, hoist: bool = False) -> Program:
+                  width: int | None = W, hoist: bool = False, levels: bool = False) -> Program:
   """Schedule `nodes` on data with n_vars variables; constants are numbered per tree in prefix
   order (as E.constants lists them), at most n_consts each. n_trees pads the batch with
   trees whose value is 1; n_instructions pads the schedule to that length (default: the next
   power of two) and raises ScheduleTooLong when it needs more; `width` lanes per
   instruction. hoist=True computes each distinct constant-free subtree once, in the first
-  `Program.pre` instructions. No choice changes a value: every node computes the same
-  operation on the same inputs."""
+  `Program.pre` instructions. levels=True makes each instruction one level of the trees
+  (every node whose longest path down to a leaf has that many operators), whatever their
+  operators, with a class per lane (`Program.classes` [T, W]): as few sequential steps as
+  the depth, for `run(select_all=True)` only; ScheduleTooLong when a level holds more than
+  `width` nodes (None: the widest level's count, rounded up to a power of two). No choice
+  changes a value: every node computes the same operation on the same inputs."""
+  if levels and hoist:
+    raise ValueError("a level schedule runs every instruction: nothing to hoist")
   n_trees = len(nodes) if n_trees is None else n_trees
   if n_trees < len(nodes):
     raise ValueError(f"n_trees={n_trees} < {len(nodes)} trees")
@@ -154,13 +162,17 @@ def compile_trees(nodes: list[E.Node], n_vars: int, n_consts: int,
     heapq.heappush(pool.setdefault(_CLASS_OF[recs[r][0]][0], []), (-to_root[r], seq, r))
     seq += 1
 
-  for r in range(len(recs)):
-    if waiting[r] == 0:
-      make_ready(r)
   classes, lanes, args, row = [], [], [], [0] * len(recs)
 
   def row_of(ref) -> int:
     return ref[1] if ref[0] else row[ref[1]]
+
+  if levels:
+    return _level_program(recs, level, free, root_refs, row, row_of, first_out, n_trees,
+                          n_consts, n_instructions, width)
+  for r in range(len(recs)):
+    if waiting[r] == 0:
+      make_ready(r)
 
   # List scheduling by critical path: the class holding the ready node farthest from its
   # root goes next (more ready nodes break ties), with its `width` farthest nodes. Against
@@ -204,9 +216,14 @@ def compile_trees(nodes: list[E.Node], n_vars: int, n_consts: int,
     class_arr[:used], lane_arr[:used], arg_arr[:used] = classes, lanes, args
   roots = np.zeros(n_trees, np.int32)  # padding trees read row 0
   roots[:len(nodes)] = [row_of(ref) for ref in root_refs]
-  # The host's float64 pass needs no lanes: every node of one operator and one level (no
-  # node depends on another of its level) is one NumPy call.
-  # Constant-free nodes are the same for every constant vector: computed once (on one).
+  return Program(class_arr, lane_arr, arg_arr, roots, n_consts, used,
+                 _host_plan(recs, level, free, row, row_of), pre)
+
+
+def _host_plan(recs, level, free, row, row_of) -> tuple:
+  """The host's float64 pass (`Program.host`) needs no lanes: every node of one operator and
+  one level (no node depends on another of its level) is one NumPy call. Constant-free
+  nodes are the same for every constant vector: computed once (on one)."""
   groups: dict[tuple[int, bool, str], list[int]] = {}
   for r in range(len(recs)):
     groups.setdefault((level[r], free[r], recs[r][0]), []).append(r)
@@ -214,7 +231,39 @@ def compile_trees(nodes: list[E.Node], n_vars: int, n_consts: int,
   for (_, is_free, op), rs in sorted(groups.items(), key=lambda g: g[0]):
     ins = np.array([[row_of(ref) for ref in recs[r][1]] for r in rs], np.intp).T
     host.append((op, tuple(ins), np.array([row[r] for r in rs], np.intp), is_free))
-  return Program(class_arr, lane_arr, arg_arr, roots, n_consts, used, tuple(host), pre)
+  return tuple(host)
+
+
+def _level_program(recs, level, free, root_refs, row, row_of, first_out: int, n_trees: int,
+                   n_consts: int, n_instructions: int | None, width: int | None) -> Program:
+  """`compile_trees(levels=True)`: instruction t computes every record of level t + 1 (its
+  children are all of lower levels, so computed by earlier instructions)."""
+  by_level: list[list[int]] = [[] for _ in range(max(level, default=0))]
+  for r in range(len(recs)):
+    by_level[level[r] - 1].append(r)
+  used = len(by_level)
+  widest = max((len(rs) for rs in by_level), default=1)
+  if width is None:
+    width = evaluate_lib.batch_bucket(widest, 1)
+  if widest > width:
+    raise ScheduleTooLong(f"a level of {widest} nodes, more than {width} lanes")
+  T = evaluate_lib.batch_bucket(used, 4) if n_instructions is None else n_instructions
+  if used > T:
+    raise ScheduleTooLong(f"{used} levels, more than {n_instructions} instructions")
+  # padding lanes and instructions add ones into rows nothing reads
+  class_arr = np.zeros((T, width), np.int32)
+  lane_arr = np.zeros((T, width), np.int32)
+  arg_arr = np.zeros((T, 2, width), np.int32)
+  for t, rs in enumerate(by_level):
+    for lane, r in enumerate(rs):
+      row[r] = first_out + t * width + lane
+      class_arr[t, lane], lane_arr[t, lane] = _CLASS_OF[recs[r][0]]
+      for j, ref in enumerate(recs[r][1]):
+        arg_arr[t, j, lane] = row_of(ref)  # children: rows of earlier levels, already set
+  roots = np.zeros(n_trees, np.int32)
+  roots[:len(root_refs)] = [row_of(ref) for ref in root_refs]
+  return Program(class_arr, lane_arr, arg_arr, roots, n_consts, used,
+                 _host_plan(recs, level, free, row, row_of))
 
 
 SIN_COS_EXACT = 1e5  # |x| up to this: sin and cos to 1e-6 absolute (1e-7 up to 1e4)
@@ -348,14 +397,27 @@ def run_on(buf, classes, lanes, args, roots, used, consts, jacobian: bool = Fals
   buf = jax.lax.dynamic_update_slice(buf, value, (first_const, 0, 0, 0))
   fns = _class_fns()
 
-  def gather(buf, rows):  # W dynamic slices: cheaper on the CPU than one gather
+  per_lane = classes.ndim == 2  # a level schedule: a class per lane
+  if per_lane and not select_all:
+    raise ValueError("a level schedule (a class per lane) needs select_all=True")
+
+  def gather(buf, rows):
+    if per_lane:  # many lanes: one gather
+      return jnp.take(buf, rows, axis=0)
+    # W dynamic slices: cheaper on the CPU than one gather
     return jnp.stack([jax.lax.dynamic_index_in_dim(buf, rows[i], keepdims=False)
                       for i in range(W)])
 
   def step(t, buf):
     cls, lane, arg = classes[t], lanes[t], args[t]
     a, b = gather(buf, arg[0]), gather(buf, arg[1])
-    if select_all:
+    if per_lane:  # every class on every lane, each lane picks its own (elementwise
+      # selects, which XLA fuses with the classes, rather than a gather from a stack)
+      outs = [f(a, b, lane) for f in fns]
+      v = outs[-1]
+      for c in range(len(outs) - 2, -1, -1):
+        v = jnp.where((cls == c).reshape((W,) + (1,) * (v.ndim - 1)), outs[c], v)
+    elif select_all:
       v = jnp.stack([f(a, b, lane) for f in fns])[cls]
     else:
       v = jax.lax.switch(cls, fns, a, b, lane)
@@ -440,11 +502,14 @@ def run_numpy(prog: Program, consts: np.ndarray, X: np.ndarray,
   return buf[prog.roots]
 
 
-def evaluate(nodes: list[E.Node], X: np.ndarray, select_all: bool = False) -> np.ndarray:
-  """Trees with their own constants on X [N, D] -> y [len(nodes), N] (float32)."""
+def evaluate(nodes: list[E.Node], X: np.ndarray, select_all: bool = False,
+             levels: bool = False) -> np.ndarray:
+  """Trees with their own constants on X [N, D] -> y [len(nodes), N] (float32). levels=True:
+  a level schedule (which runs select_all)."""
   X = np.asarray(X, np.float32)
   M = max([len(E.constants(n)) for n in nodes] + [1])
-  prog = compile_trees(nodes, X.shape[1], M)
+  prog = compile_trees(nodes, X.shape[1], M, width=None if levels else W, levels=levels)
+  select_all = select_all or levels
   consts = np.ones((len(nodes), 1, M), np.float32)
   for b, n in enumerate(nodes):
     c = E.constants(n)

@@ -114,12 +114,15 @@ def test_batched_jax_fitter_matches_scipy_on_the_same_candidates():
     assert abs(a.nmse - b.nmse) < 1e-5 + 1e-4 * b.nmse
   # Batched like the scipy path: each result's node carries its own fitted constants.
   np.testing.assert_allclose(E.constants(jx[1].node), jx[1].values)
-  # The accelerator path (every class computed, the whole padded schedule, one buffer
-  # reused across LM steps) fits the same constants.
-  sel = fit.fit_batch(nodes, X, y, steps=40, restarts=3, select_all=True)
-  assert [r.ok for r in sel] == [r.ok for r in jx]
-  for a, b in zip(sel[:3], jx[:3]):
-    np.testing.assert_allclose(a.values, b.values, rtol=1e-3, atol=1e-4)
+  # The accelerators' layouts (every class computed, the whole padded schedule, one buffer
+  # reused across LM steps; an instruction per tree level) fit the same constants.
+  for layout in ("lanes", "levels"):
+    sel = fit.fit_batch(nodes, X, y, steps=40, restarts=3, layout=layout)
+    assert [r.ok for r in sel] == [r.ok for r in jx]
+    for a, b in zip(sel[:3], jx[:3]):
+      np.testing.assert_allclose(a.values, b.values, rtol=1e-3, atol=1e-4)
+  with pytest.raises(ValueError, match="layout must be one of branch, lanes, levels"):
+    fit.fit_batch(nodes, X, y, layout="tree")
 
 
 def test_pipelined_calls_give_each_node_its_own_fit():

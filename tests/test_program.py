@@ -170,6 +170,44 @@ def test_lane_width_changes_the_schedule_not_the_values():
                                   program.run_numpy(progs[8], consts, X))
 
 
+def _depth(t):  # operators on the longest root-to-leaf path
+  return 1 + max(map(_depth, t.children)) if t.children else 0
+
+
+def test_level_schedule_runs_one_instruction_per_level_with_the_same_values():
+  trees = [t for t in _trees(40, seed=12) if E.constants(t)][:12] + [E.from_prefix(["x1"])]
+  X = np.random.default_rng(13).uniform(-2, 2, (24, 3))
+  consts = np.ones((16, 2, 8), np.float32)
+  for b, t in enumerate(trees):
+    c = np.asarray(E.constants(t))
+    consts[b, 0, :len(c)] = c
+    consts[b, 1, :len(c)] = c * 0.8
+  lanes = program.compile_trees(trees, 3, 8, n_trees=16, width=2)
+  levels = program.compile_trees(trees, 3, 8, n_trees=16, width=None, levels=True)
+  assert levels.used == max(map(_depth, trees)) < lanes.used  # as many steps as the depth
+  assert levels.classes.shape == levels.lanes.shape == (len(levels.classes), levels.width)
+  assert len({int(c) for c in levels.classes[0]}) > 1  # one step mixes operator classes
+  want_y, want_J = (np.asarray(a) for a in program.run(*lanes.arrays(), consts,
+                                                       X.astype(np.float32), jacobian=True))
+  for unroll in (1, 0):
+    y, J = program.run(*levels.arrays(), consts, X.astype(np.float32), jacobian=True,
+                       select_all=True, unroll=unroll)
+    np.testing.assert_array_equal(np.asarray(y), want_y)  # same operations per node
+    np.testing.assert_array_equal(np.asarray(J), want_J)
+  np.testing.assert_array_equal(program.run_numpy(levels, consts, X),
+                                program.run_numpy(lanes, consts, X))
+  np.testing.assert_array_equal(program.evaluate(trees, X, levels=True),
+                                program.evaluate(trees, X))
+  with pytest.raises(program.ScheduleTooLong):  # a level wider than the lanes
+    program.compile_trees(trees, 3, 8, width=levels.width // 4, levels=True)
+  with pytest.raises(program.ScheduleTooLong):  # deeper than the instructions
+    program.compile_trees(trees, 3, 8, n_instructions=levels.used - 1, width=None, levels=True)
+  with pytest.raises(ValueError, match="select_all"):
+    program.run(*levels.arrays(), consts, X.astype(np.float32))
+  with pytest.raises(ValueError, match="hoist"):
+    program.compile_trees(trees, 3, 8, hoist=True, levels=True)
+
+
 def test_hoisting_runs_constant_free_subtrees_first_and_once():
   shared = "sin mul x0 x1".split()  # constant-free, in three trees: one node when hoisted
   prefixes = [["add", "mul", "C"] + shared + ["C"], ["mul"] + shared + ["exp", "mul", "C", "x2"],
