@@ -58,8 +58,8 @@ _LBFGS = flags.DEFINE_integer("lbfgs", 300, "L-BFGS-B max iterations (scipy fitt
 _LAYOUT = flags.DEFINE_enum("layout", None, list(fit.LAYOUTS), "How the jax fitter's calls "
                             "become instructions (fit.LAYOUTS; default: branch on the CPU, "
                             f"{fit.ACCEL_LAYOUT} elsewhere).")
-_UNROLL = flags.DEFINE_integer("unroll", fit.UNROLL, "Program instructions per loop iteration "
-                               "in the lanes layout (ignored by the others); 0: all, no loop.")
+_UNROLL = flags.DEFINE_integer("unroll", fit.UNROLL, "Instructions (lanes layout) or levels "
+                               "per loop iteration (not the branch layout); 0: all, no loop.")
 _PIPELINED = flags.DEFINE_bool("pipelined", True, "Dispatch every LM call of a batch before "
                                 "reading any back (false: each read back before the next).")
 _LINEAR = flags.DEFINE_bool("linear", True, "Solve candidates affine in their constants by "
@@ -172,7 +172,7 @@ def main(argv):
          if _SUB_ROWS.value > 0 else "on all rows")
   path = {"branch": "branch layout, 2 lanes per instruction",
           "lanes": f"lanes layout, 8 per instruction, unroll {_UNROLL.value}",
-          "levels": "levels layout, an instruction per tree level, no loop"}[layout]
+          "levels": f"levels layout, an instruction per tree level, unroll {_UNROLL.value}"}[layout]
   path += f" on {jax.default_backend()}"
   budgets = sorted({it for *_, it in cands})
   if _LINEAR.value:

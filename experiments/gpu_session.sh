@@ -168,14 +168,12 @@ case "$cmd" in
       --batches=60  # a deeper worker buffer: train --data_buffer
     # the GPU's jax fitter (1.10 ms per candidate, the "lanes" layout) was slower than the
     # CPU's (0.58 ms): each loop iteration of a program pass may read its predicate back to
-    # the host. The default there is now "levels" (an instruction per tree level, no loop;
-    # 3.8x faster than "lanes" on the CPU's select-all path); then "lanes" as measured, and
-    # with 8 instructions per loop iteration
+    # the host. The default there is now "levels" (an instruction per tree level: 4x fewer
+    # loop iterations); then levels as straight-line code (4-6x faster on the CPU, 4x the
+    # compile), and "lanes" as measured before
     step 40 90 bench_fit.log python3 experiments/bench_fit.py --n=256 --rows=500
-    for u in 1 8; do
-      step 40 90 bench_fit.log python3 experiments/bench_fit.py --n=256 --rows=500 \
-        --layout=lanes --unroll=$u
-    done
+    step 60 120 bench_fit.log python3 experiments/bench_fit.py --n=256 --rows=500 --unroll=0
+    step 40 90 bench_fit.log python3 experiments/bench_fit.py --n=256 --rows=500 --layout=lanes
     step 150 240 infer.log python3 experiments/bench_infer.py --preset paper --fitter jax --overlap \
       --simplify_helpers 1 --workers 10 --json "$OUT/infer_jax_w10.json" --datasets \
       strogatz_shearflow1,strogatz_bacres1,strogatz_lv1,strogatz_vdp1,strogatz_glider1

@@ -369,16 +369,18 @@ def fit_linear(node: E.Node, X: np.ndarray, y: np.ndarray, w: np.ndarray | None,
 MAX_CONSTS = 8  # candidates with more constants go to scipy
 SUB_ROWS = 128  # rows of the subsample most LM steps run on (bench_fit.py: --sub_rows)
 POLISH = 4  # LM steps on every row after the subsample's
-# Instructions per loop iteration on the "lanes" layout (accelerators): each iteration of an
-# XLA while loop can cost a predicate read back on a GPU. Unmeasured there yet (bench_fit.py
-# --unroll; gpu_session.sh bench runs 1 and 8), so the default leaves the loop as it was.
+# Instructions per loop iteration of the accelerators' layouts ("lanes", "levels"): each
+# iteration of an XLA while loop can cost a predicate read back on a GPU. Unmeasured there
+# yet (bench_fit.py --unroll; gpu_session.sh bench runs several), so the default leaves the
+# loop as it was. 0 (straight-line code) runs "levels" 4-6x faster on the CPU but compiles
+# 4x longer: 13-16 s per shape there (BUILD_NOTES, "A level layout for accelerators").
 UNROLL = 1
 # How a call's trees become instructions (`fit_batch(layout=)`, `_SHAPES`): "branch" (the
 # CPU's default) branches to one operator class per instruction of 2 lanes and runs only the
 # real instructions; "lanes" (8 lanes per instruction) and "levels" (an instruction per tree
 # level, each lane its own class: as many steps as the trees are deep, ~6-8 for 16 grammar
-# trees instead of 20-30, with no loop) compute every class and run the padded schedule,
-# without data-dependent control flow. On a GPU "lanes" measured 1.10 ms per candidate, a
+# trees instead of 20-30) compute every class and run the padded schedule, without
+# data-dependent control flow. On a GPU "lanes" measured 1.10 ms per candidate, a
 # chain of small launches (BUILD_NOTES, "Second GPU lease"); "levels" cuts the launches and
 # is the accelerators' default, unmeasured there yet (gpu_session.sh bench times both).
 LAYOUTS = ("branch", "lanes", "levels")
@@ -523,7 +525,7 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20
   scipy L-BFGS-B in float64 (`fit_constants`). `layout` (LAYOUTS; default "branch" on the
   CPU, ACCEL_LAYOUT elsewhere): "lanes" and "levels" evaluate every operator per instruction
   instead of branching, over the whole padded schedule (program.run(select_all=True)),
-  "lanes" `unroll` instructions per loop iteration, "levels" without a loop.
+  `unroll` instructions (lanes) or levels per loop iteration.
   pipelined=False reads each call back before scheduling the next (the order before the
   twelfth session; `bench_fit.py --pipelined=false` times the difference). linear=True
   (default) solves trees affine in their constants exactly instead (`fit_linear`), and
@@ -536,8 +538,6 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20
   if layout not in LAYOUTS:
     raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
   select_all = layout != "branch"
-  if layout == "levels":
-    unroll = 0  # a few levels: straight-line code
   X, y = np.asarray(X, np.float64), np.asarray(y, np.float64)
   w = row_weights(weights, len(y))
   out: list[FitResult | None] = [None] * len(nodes)
