@@ -10,6 +10,9 @@ choice). An instruction computes its class (`lax.switch` on a scalar) on W rows 
 class is either one transcendental function or a few cheap ones that are all computed and
 selected per lane (add/sub/mul/div; sq/cube/abs/neg; sin/cos, which share a sincos), so the
 work is about one operator per lane, and the sequential steps about nodes / W plus the depth.
+A level schedule (`compile_trees(levels=True)`, for accelerators) instead makes each level
+of the trees one wide instruction with a class per lane: every class computed on every lane,
+as many sequential steps as the depth.
 
 Buffer rows: 0 holds ones (padding lanes read it), 1..D the variables, then M constant rows
 per tree, then W output rows per instruction, written in schedule order so an instruction
