@@ -404,16 +404,18 @@ def run_on(buf, classes, lanes, args, roots, used, consts, jacobian: bool = Fals
   if per_lane and not select_all:
     raise ValueError("a level schedule (a class per lane) needs select_all=True")
 
-  def gather(buf, rows):
-    if per_lane:  # many lanes: one gather
-      return jnp.take(buf, rows, axis=0)
-    # W dynamic slices: cheaper on the CPU than one gather
-    return jnp.stack([jax.lax.dynamic_index_in_dim(buf, rows[i], keepdims=False)
-                      for i in range(W)])
+  def operands(buf, arg):  # arg [2, W] rows -> both operands' rows, [W, K, R, N] each
+    if per_lane:  # many lanes: one gather for both operands (one kernel, not two)
+      ab = jnp.take(buf, arg.reshape(-1), axis=0)
+    else:  # 2W dynamic slices: cheaper on the CPU than a gather (in one fusion or one per
+      # operand: the same LM time in in-process pairs, /work/scratch/s22/lmab.py)
+      ab = jnp.stack([jax.lax.dynamic_index_in_dim(buf, arg[j, i], keepdims=False)
+                      for j in range(2) for i in range(W)])
+    return ab[:W], ab[W:]
 
   def step(t, buf):
     cls, lane, arg = classes[t], lanes[t], args[t]
-    a, b = gather(buf, arg[0]), gather(buf, arg[1])
+    a, b = operands(buf, arg)
     if per_lane:  # every class on every lane, each lane picks its own (elementwise
       # selects, which XLA fuses with the classes, rather than a gather from a stack)
       outs = [f(a, b, lane) for f in fns]
