@@ -20,6 +20,16 @@ def _trees(n, max_vars=3, seed=0):
   return out
 
 
+def _two_starts(trees, n_trees, second):
+  """consts [n_trees, 2, 8]: each tree's own constants, then second(them); ones elsewhere."""
+  consts = np.ones((n_trees, 2, 8), np.float32)
+  for b, t in enumerate(trees):
+    c = np.asarray(E.constants(t))
+    consts[b, 0, :len(c)] = c
+    consts[b, 1, :len(c)] = second(c)
+  return consts
+
+
 def _close(a, b):
   """Equal where both are finite (float32 rounding aside), and finite in the same places."""
   assert np.array_equal(np.isfinite(a), np.isfinite(b))
@@ -150,11 +160,7 @@ def test_schedule_runs_the_longest_path_first():
 def test_lane_width_changes_the_schedule_not_the_values():
   trees = [t for t in _trees(40, seed=12) if E.constants(t)][:12]
   X = np.random.default_rng(13).uniform(-2, 2, (24, 3))
-  consts = np.ones((12, 2, 8), np.float32)
-  for b, t in enumerate(trees):
-    c = np.asarray(E.constants(t))
-    consts[b, 0, :len(c)] = c
-    consts[b, 1, :len(c)] = c * 0.8
+  consts = _two_starts(trees, 12, lambda c: c * 0.8)
   progs = {w: program.compile_trees(trees, 3, 8, n_trees=12, width=w) for w in (1, 2, 8)}
   assert progs[1].width == 1 and progs[1].lanes.shape == (len(progs[1].classes), 1)
   internal = sum(1 for t in trees for n in E.walk(t) if n.children)
@@ -177,11 +183,7 @@ def _depth(t):  # operators on the longest root-to-leaf path
 def test_level_schedule_runs_one_instruction_per_level_with_the_same_values():
   trees = [t for t in _trees(40, seed=12) if E.constants(t)][:12] + [E.from_prefix(["x1"])]
   X = np.random.default_rng(13).uniform(-2, 2, (24, 3))
-  consts = np.ones((16, 2, 8), np.float32)
-  for b, t in enumerate(trees):
-    c = np.asarray(E.constants(t))
-    consts[b, 0, :len(c)] = c
-    consts[b, 1, :len(c)] = c * 0.8
+  consts = _two_starts(trees, 16, lambda c: c * 0.8)
   lanes = program.compile_trees(trees, 3, 8, n_trees=16, width=2)
   levels = program.compile_trees(trees, 3, 8, n_trees=16, width=None, levels=True)
   assert levels.used == max(map(_depth, trees)) < lanes.used  # as many steps as the depth
@@ -219,11 +221,7 @@ def test_hoisting_runs_constant_free_subtrees_first_and_once():
   assert plain.pre == 0 and hoisted.pre > 0
   assert hoisted.used <= plain.used - 3  # sin(x0 * x1) twice less, sin(x0) once less
   X = np.random.default_rng(16).uniform(-2, 2, (20, 3))
-  consts = np.ones((16, 2, 8), np.float32)
-  for b, t in enumerate(trees):
-    c = np.asarray(E.constants(t))
-    consts[b, 0, :len(c)] = c
-    consts[b, 1, :len(c)] = c * 0.7 + 0.1
+  consts = _two_starts(trees, 16, lambda c: c * 0.7 + 0.1)
   want_y, want_J = (np.asarray(a) for a in program.run(*plain.arrays(), consts,
                                                        X.astype(np.float32), jacobian=True))
   y, J = program.run(*hoisted.arrays(), consts, X.astype(np.float32), jacobian=True)
