@@ -141,7 +141,7 @@ def main(argv):
               f"({len(groups)} calls of {min(sizes)}-{max(sizes)} candidates, "
               f"{min(len(y) for _, y, _, _ in groups)}-{max(len(y) for _, y, _, _ in groups)} rows)")
   cands = [(node, X, y, max_iter) for X, y, nodes, max_iter in groups for node in nodes]
-  layout = _LAYOUT.value or ("branch" if jax.default_backend() == "cpu" else fit.ACCEL_LAYOUT)
+  layout = _LAYOUT.value or fit.default_layout()
 
   def fit_jax(X, y, nodes):
     return fit.fit_batch(nodes, X, y, _STEPS.value, _RESTARTS.value, sub_rows=_SUB_ROWS.value,

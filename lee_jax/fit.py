@@ -385,6 +385,13 @@ UNROLL = 1
 # is the accelerators' default, unmeasured there yet (gpu_session.sh bench times both).
 LAYOUTS = ("branch", "lanes", "levels")
 ACCEL_LAYOUT = "levels"
+
+
+def default_layout() -> str:
+  """`fit_batch`'s layout on JAX's default backend: "branch" on the CPU, else ACCEL_LAYOUT."""
+  import jax
+
+  return "branch" if jax.default_backend() == "cpu" else ACCEL_LAYOUT
 FLOAT32_SAFE = 1e15  # larger |y| anywhere: scipy
 
 
@@ -531,10 +538,7 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20
   (default) solves trees affine in their constants exactly instead (`fit_linear`), and
   scores trees without constants; `bench_fit.py --nolinear` times the difference.
   """
-  import jax
-
-  if layout is None:
-    layout = "branch" if jax.default_backend() == "cpu" else ACCEL_LAYOUT
+  layout = layout or default_layout()
   if layout not in LAYOUTS:
     raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
   select_all = layout != "branch"
