@@ -385,6 +385,7 @@ UNROLL = 1
 # is the accelerators' default, unmeasured there yet (gpu_session.sh bench times both).
 LAYOUTS = ("branch", "lanes", "levels")
 ACCEL_LAYOUT = "levels"
+FLOAT32_SAFE = 1e15  # larger |y| anywhere: scipy
 
 
 def default_layout() -> str:
@@ -392,7 +393,6 @@ def default_layout() -> str:
   import jax
 
   return "branch" if jax.default_backend() == "cpu" else ACCEL_LAYOUT
-FLOAT32_SAFE = 1e15  # larger |y| anywhere: scipy
 
 
 def _solve_spd(A, b):

@@ -148,6 +148,14 @@ def compile_trees(nodes: list[E.Node], n_vars: int, n_consts: int,
         parents[ref].append(r)
         waiting[r] += 1
         level[r] = max(level[r], level[ref] + 1)  # children are recorded first
+  row = [0] * len(recs)  # each record's buffer row, set as it is scheduled
+
+  def row_of(ref) -> int:
+    return ref[1] if ref[0] else row[ref[1]]
+
+  if levels:
+    return _level_program(recs, level, free, root_refs, row, row_of, first_out, n_trees,
+                          n_consts, n_instructions, width)
   # Operators on the longest path from a record to a root, itself included (parents are
   # recorded after their children, so walking backwards meets them first).
   to_root = [1] * len(recs)
@@ -165,17 +173,10 @@ def compile_trees(nodes: list[E.Node], n_vars: int, n_consts: int,
     heapq.heappush(pool.setdefault(_CLASS_OF[recs[r][0]][0], []), (-to_root[r], seq, r))
     seq += 1
 
-  classes, lanes, args, row = [], [], [], [0] * len(recs)
-
-  def row_of(ref) -> int:
-    return ref[1] if ref[0] else row[ref[1]]
-
-  if levels:
-    return _level_program(recs, level, free, root_refs, row, row_of, first_out, n_trees,
-                          n_consts, n_instructions, width)
   for r in range(len(recs)):
     if waiting[r] == 0:
       make_ready(r)
+  classes, lanes, args = [], [], []
 
   # List scheduling by critical path: the class holding the ready node farthest from its
   # root goes next (more ready nodes break ties), with its `width` farthest nodes. Against
