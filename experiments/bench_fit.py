@@ -26,6 +26,7 @@ import numpy as np
 from absl import app
 from absl import flags
 
+from lee_jax import cli
 from lee_jax import compile_cache
 from lee_jax import evaluate
 from lee_jax import expr as E
@@ -58,6 +59,9 @@ _LBFGS = flags.DEFINE_integer("lbfgs", 300, "L-BFGS-B max iterations (scipy fitt
 _LAYOUT = flags.DEFINE_enum("layout", None, list(fit.LAYOUTS), "How the jax fitter's calls "
                             "become instructions (fit.LAYOUTS; default: branch on the CPU, "
                             f"{fit.ACCEL_LAYOUT} elsewhere).")
+_BACKEND = flags.DEFINE_string("backend", None, "Where the jax fitter's LM calls run "
+                                "(fit.fit_backend): cpu times the host's cores beside a GPU; "
+                                "default $LEE_JAX_FIT_BACKEND, else JAX's default backend.")
 _UNROLL = flags.DEFINE_integer("unroll", fit.UNROLL, "Instructions (lanes layout) or levels "
                                "per loop iteration (not the branch layout); 0: all, no loop.")
 _PIPELINED = flags.DEFINE_bool("pipelined", True, "Dispatch every LM call of a batch before "
@@ -129,6 +133,10 @@ def main(argv):
   # The LM's compiled shapes on disk: a second run (another flag, the GPU lease's next step)
   # loads them instead of compiling again (a cold compile once ran past a 55 s limit there).
   compile_cache.enable()
+  try:
+    backend = fit.fit_backend(_BACKEND.value)
+  except ValueError as e:
+    cli.fail(str(e))
   if _CANDIDATES.value == "grammar":
     groups = make_groups(_N.value, _BATCH.value, _ROWS.value, np.random.default_rng(_SEED.value),
                          _LBFGS.value)
@@ -141,12 +149,12 @@ def main(argv):
               f"({len(groups)} calls of {min(sizes)}-{max(sizes)} candidates, "
               f"{min(len(y) for _, y, _, _ in groups)}-{max(len(y) for _, y, _, _ in groups)} rows)")
   cands = [(node, X, y, max_iter) for X, y, nodes, max_iter in groups for node in nodes]
-  layout = _LAYOUT.value or fit.default_layout()
+  layout = _LAYOUT.value or fit.default_layout(backend)
 
   def fit_jax(X, y, nodes):
     return fit.fit_batch(nodes, X, y, _STEPS.value, _RESTARTS.value, sub_rows=_SUB_ROWS.value,
                          polish=_POLISH.value, unroll=_UNROLL.value, layout=layout,
-                         pipelined=_PIPELINED.value, linear=_LINEAR.value)
+                         pipelined=_PIPELINED.value, linear=_LINEAR.value, backend=backend)
 
   for X, y, nodes, _ in groups:  # compile every shape bucket first
     fit_jax(X, y, nodes)
@@ -173,7 +181,8 @@ def main(argv):
   path = {"branch": "branch layout, 2 lanes per instruction",
           "lanes": f"lanes layout, 8 per instruction, unroll {_UNROLL.value}",
           "levels": f"levels layout, an instruction per tree level, unroll {_UNROLL.value}"}[layout]
-  path += f" on {jax.default_backend()}"
+  path += f" on {backend}" + (f" (JAX's default: {jax.default_backend()})"
+                              if backend != jax.default_backend() else "")
   budgets = sorted({it for *_, it in cands})
   if _LINEAR.value:
     n_lin = sum(fit.fit_linear(n, X, y, None, max(np.var(y), 1e-12)) is not None

@@ -37,9 +37,9 @@ _ATTN = flags.DEFINE_enum("attention", "auto", list(configs.ATTENTION_IMPLS),
                           "Attention kernel (auto: cuDNN on a GPU in bf16, else XLA).")
 _GFLOP = flags.DEFINE_float("gflop", None, "FLOPs per step (GFLOP) for the MFU where this backend's "
                             "cost analysis has none (measure with --lower_only on a CPU).")
-_FUSED = flags.DEFINE_bool("fused", False, "Batch L_refine's encoder and decoder passes with "
-                           "the others (losses.total_loss(fused=True); train.py has no flag "
-                           "for it until a GPU run shows it pays).")
+_FUSED = flags.DEFINE_enum("fused_refine", "auto", list(configs.FUSED_REFINE),
+                           "L_refine's encoder and decoder passes batched with the others "
+                           "(train.py's flag; auto: on for an accelerator, off on a CPU).")
 _LOWER_ONLY = flags.DEFINE_bool("lower_only", False, "Print the lowered step's GFLOP and exit "
                                 "(no compilation, no timing).")
 
@@ -59,7 +59,9 @@ def main(argv):
                            steps=(1000,) * 5)
   tx = train.optimizer(tcfg, 1000)
   opt_state = jax.device_put(tx.init(trainable), repl)
-  step = train.make_train_step(graphdef, tx, spec.weights, mcfg, fused=_FUSED.value)
+  fused = bool(spec.weights.refine) and configs.resolve_fused_refine(_FUSED.value,
+                                                                       jax.default_backend())
+  step = train.make_train_step(graphdef, tx, spec.weights, mcfg, fused=fused)
   host = next(iter(pipeline.batches(pipeline.DataConfig(max_len=mcfg.max_len), 0, _BATCH.value)))
   batch = sharding.shard_batch(host, mesh)
   key = jax.random.key(0)
@@ -92,7 +94,7 @@ def main(argv):
   mfu = flops / dt / (_PEAK.value * jax.device_count())
   print(f"model={_MODEL.value} params={n_params / 1e6:.2f}M batch={_BATCH.value} phase={_PHASE.value} "
         f"devices={jax.device_count()} ({jax.devices()[0].platform}) attention={attn or 'xla'} "
-        f"fused={_FUSED.value}")
+        f"fused={fused}")
   print(f"compile {compile_s:.1f} s | step {dt * 1e3:.1f} ms | {_BATCH.value / dt:,.0f} examples/s | "
         f"{tokens / dt:,.0f} tokens/s | {flops / 1e9:.1f} GFLOP/step | MFU {100 * mfu:.1f}% "
         f"(peak {_PEAK.value:.3g}/device)")

@@ -157,42 +157,30 @@ case "$cmd" in
       echo "== $* ($left s left)" | tee -a "$OUT/$log"
       timeout $(( left < max ? left : max )) "$@" 2>&1 | tee -a "$OUT/$log"
     }
-    # Measured on the H200 on 2026-11-26 (BUILD_NOTES "Second GPU lease"): the cuDNN train
-    # steps, bench_fit and one `paper` search. Still open, so first: the pipeline with the
-    # head-start-free warm-up, the jax fitter without per-iteration host reads, then the
-    # `paper` search with one wave of rounds (10 workers for 10 rounds; 8 left two waves) and
-    # SymPy overlapped, as many Strogatz sets as fit in 4 minutes (the rows print as they
-    # finish; a kill loses only the JSON); the train steps again last (an H100 compares them
-    # with the first lease).
+    # Measured on H200s (BUILD_NOTES "Second GPU lease", "Fourth GPU lease"): the cuDNN train
+    # steps (`small` phase 3 fused 6,530 ex/s), the fitter's three accelerator layouts (0.76-
+    # 0.99 ms per candidate: latency-bound) and one `paper` search. Still open, so first: the
+    # fitter on the host's 16 cores (the 2-core CPU's branch layout runs 0.29-0.38 ms), the
+    # `paper` train step with L_refine's passes fused (issue 3's 40% MFU), then the `paper`
+    # search with one wave of rounds (10 workers for 10 rounds) and SymPy overlapped, its
+    # fitter on the host, as many Strogatz sets as fit in 4 minutes (the rows print as they
+    # finish; a kill loses only the JSON).
+    step 40 90 bench_fit.log python3 experiments/bench_fit.py --n=256 --rows=500 --backend=cpu
+    step 90 150 bench_fit.log python3 experiments/bench_fit.py --candidates=search --iterations=5 \
+      --datasets=strogatz_shearflow1,strogatz_bacres1,strogatz_lv1,strogatz_vdp1 --repeats=2 \
+      --backend=cpu  # the calls real search rounds make (240 Strogatz rows: no subsample)
+    attention=cudnn  # the issue's kernel
+    step 190 200 bench_train.log python3 experiments/bench_train.py --model=paper \
+      --attention=$attention --gflop=48750.6  # GFLOP/step: `--lower_only --attention=xla` on a CPU
+    [ -n "$(rate_of "$OUT/bench_train.log")" ] || attention=xla  # cuDNN failed here
+    step 150 240 infer.log env LEE_JAX_FIT_BACKEND=cpu python3 experiments/bench_infer.py \
+      --preset paper --fitter jax --overlap --simplify_helpers 1 --workers 10 \
+      --json "$OUT/infer_jax_w10.json" \
+      --datasets strogatz_shearflow1,strogatz_bacres1,strogatz_lv1,strogatz_vdp1,strogatz_glider1
     step 80 120 bench_data.log python3 experiments/bench_data.py --workers=4,8,12,15 --buffers=1,4 \
       --batches=60  # a deeper worker buffer: train --data_buffer
-    # the GPU's jax fitter (1.10 ms per candidate, the "lanes" layout) was slower than the
-    # CPU's (0.58 ms): each loop iteration of a program pass may read its predicate back to
-    # the host. The default there is now "levels" (an instruction per tree level: 4x fewer
-    # loop iterations); then levels as straight-line code (4-6x faster on the CPU, 4x the
-    # compile), and "lanes" as measured before
-    step 40 90 bench_fit.log python3 experiments/bench_fit.py --n=256 --rows=500
-    step 60 120 bench_fit.log python3 experiments/bench_fit.py --n=256 --rows=500 --unroll=0
-    step 40 90 bench_fit.log python3 experiments/bench_fit.py --n=256 --rows=500 --layout=lanes
-    step 150 240 infer.log python3 experiments/bench_infer.py --preset paper --fitter jax --overlap \
-      --simplify_helpers 1 --workers 10 --json "$OUT/infer_jax_w10.json" --datasets \
-      strogatz_shearflow1,strogatz_bacres1,strogatz_lv1,strogatz_vdp1,strogatz_glider1
-    attention=cudnn  # the issue's kernel
-    step 130 150 bench_train.log python3 experiments/bench_train.py --model=small --attention=cudnn \
-      --gflop=6181.6  # GFLOP/step: `--lower_only --attention=xla` on a CPU (this GPU has no count)
-    [ -n "$(rate_of "$OUT/bench_train.log")" ] || attention=xla  # cuDNN failed here
-    # L_refine's encoder and decoder passes batched with the others (twentieth session: 20%
-    # slower on the CPU's `tiny`; fewer, larger kernels may pay on the GPU: issue 3's 6,000)
-    step 130 150 bench_train.log python3 experiments/bench_train.py --model=small \
-      --attention=$attention --gflop=6181.6 --fused
     step 110 130 bench_train.log python3 experiments/bench_train.py --model=small --phase=1 \
       --attention=$attention --gflop=2908.6
-    step 190 200 bench_train.log python3 experiments/bench_train.py --model=paper \
-      --attention=$attention --gflop=48750.6
-    # fit_batch reads its LM calls back only after dispatching all (twelfth session; 8% on the
-    # CPU); the old order, to see what the overlap buys where a call is a host round trip
-    step 40 90 bench_fit.log python3 experiments/bench_fit.py --n=256 --rows=500 --pipelined=false
-    # the calls real search rounds make (decoded candidates; 240 Strogatz rows: no subsample)
     step 90 150 bench_fit.log python3 experiments/bench_fit.py --candidates=search --iterations=5 \
       --datasets=strogatz_shearflow1,strogatz_bacres1,strogatz_lv1,strogatz_vdp1 --repeats=2
     true

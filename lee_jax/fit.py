@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import os
 
 import numpy as np
 import scipy.optimize
@@ -386,13 +387,32 @@ UNROLL = 1
 LAYOUTS = ("branch", "lanes", "levels")
 ACCEL_LAYOUT = "levels"
 FLOAT32_SAFE = 1e15  # larger |y| anywhere: scipy
+# Where the LM calls run (`fit_batch(backend=)`): None is JAX's default backend; "cpu" the
+# host's cores even beside a GPU. The fits are small and latency-bound: an H200 ran every
+# accelerator layout at 0.76-0.99 ms per grammar candidate, the 2-core CPU's branch layout
+# 0.29-0.38 ms (BUILD_NOTES, "Fourth GPU lease"). $LEE_JAX_FIT_BACKEND sets it for a whole
+# process (a search's worker processes inherit it), so a lease can time both.
+BACKEND = os.environ.get("LEE_JAX_FIT_BACKEND") or None
 
 
-def default_layout() -> str:
-  """`fit_batch`'s layout on JAX's default backend: "branch" on the CPU, else ACCEL_LAYOUT."""
+def fit_backend(backend: str | None = None) -> str:
+  """The platform `fit_batch` runs its LM calls on: backend, else BACKEND, else JAX's
+  default; a clear error for one this JAX does not have."""
   import jax
 
-  return "branch" if jax.default_backend() == "cpu" else ACCEL_LAYOUT
+  name = backend or BACKEND or jax.default_backend()
+  try:
+    jax.devices(name)
+  except RuntimeError:
+    raise ValueError(f"the fitter's backend {name!r} is not available here (JAX has "
+                     f"{jax.default_backend()!r}; LEE_JAX_FIT_BACKEND / backend=)") from None
+  return name
+
+
+def default_layout(backend: str | None = None) -> str:
+  """`fit_batch`'s layout on its backend (`fit_backend`): "branch" on the CPU, else
+  ACCEL_LAYOUT."""
+  return "branch" if fit_backend(backend) == "cpu" else ACCEL_LAYOUT
 
 
 def _solve_spd(A, b):
@@ -521,7 +541,8 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20
               restarts: int = 2, seed: int = 0, layout: str | None = None,
               sub_rows: int = SUB_ROWS, polish: int = POLISH,
               weights: np.ndarray | None = None, unroll: int = UNROLL,
-              pipelined: bool = True, linear: bool = True) -> list[FitResult]:
+              pipelined: bool = True, linear: bool = True,
+              backend: str | None = None) -> list[FitResult]:
   """Fit every node's constants at once on the device; one FitResult per node (aligned).
   With per-row weights the objective is the weighted mean squared error.
 
@@ -537,8 +558,13 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20
   twelfth session; `bench_fit.py --pipelined=false` times the difference). linear=True
   (default) solves trees affine in their constants exactly instead (`fit_linear`), and
   scores trees without constants; `bench_fit.py --nolinear` times the difference.
+  backend: where the LM calls run (`fit_backend`: default BACKEND, else JAX's default).
   """
-  layout = layout or default_layout()
+  import jax
+
+  backend = fit_backend(backend)
+  device = jax.devices(backend)[0]
+  layout = layout or default_layout(backend)
   if layout not in LAYOUTS:
     raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
   select_all = layout != "branch"
@@ -567,8 +593,9 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20
   calls = []  # (part, its FitResults, or the started call they come from when pipelined)
   for mc, items in sorted(groups.items()):
     for part, prog in _parts(items, X.shape[1], mc, layout):
-      started = _start_group([n for _, n in part], prog, X, y, w, steps, restarts, seed + mc,
-                             select_all, sub_rows, polish, unroll)
+      with jax.default_device(device):  # the LM's numpy inputs go there, and so it runs there
+        started = _start_group([n for _, n in part], prog, X, y, w, steps, restarts, seed + mc,
+                               select_all, sub_rows, polish, unroll)
       calls.append((part, started if pipelined else _finish_group(*_check_start(*started, var))))
   # While the LM runs: the float64 check's first half, least squares (a tree whose pass
   # overflows is non-finite on some row for any constants; scipy's path says so), then scipy.

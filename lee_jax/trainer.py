@@ -62,12 +62,15 @@ class TrainConfig:
   align_target: str = "ema"
   align_ema: float = 0.99
   attention: str = "auto"  # configs.ATTENTION_IMPLS; an execution detail, not stored in meta
+  fused_refine: str = "auto"  # configs.FUSED_REFINE; the same terms, also not stored in meta
 
   def __post_init__(self):
     if self.align_target not in configs.ALIGN_TARGETS:
       raise TrainError(f"align target must be one of {configs.ALIGN_TARGETS}, got {self.align_target!r}")
     if not 0.0 <= self.align_ema < 1.0:
       raise TrainError(f"--align_ema must be in [0, 1), got {self.align_ema:g}")
+    if self.fused_refine not in configs.FUSED_REFINE:
+      raise TrainError(f"--fused_refine must be one of {configs.FUSED_REFINE}, got {self.fused_refine!r}")
 
 
 class TargetState(NamedTuple):
@@ -263,7 +266,9 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
       checkpoints.save(mngr, step, full_params(), opt_state, data_it, _meta(cfg, phase), force=force)
 
     # --- loop
-    step_fn = make_train_step(graphdef, tx, weights, run_cfg, ema)
+    fused = bool(weights.refine) and configs.resolve_fused_refine(cfg.fused_refine,
+                                                                  jax.default_backend())
+    step_fn = make_train_step(graphdef, tx, weights, run_cfg, ema, fused=fused)
     eval_fn = make_eval_step(graphdef, run_cfg)
     log = metrics_log.MetricsLog(cfg.workdir)
     key = jax.random.key(cfg.seed * 100 + phase)
@@ -275,7 +280,8 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
           f"{run_cfg.attention_impl or 'xla'}"
           + (f", align weight {weights.align:g}" if cfg.align_scale != 1 else "")
           + (f", align {cfg.align_direction}" if cfg.align_direction != "q_to_p" else "")
-          + (f", align target ema({cfg.align_ema:g})" if ema else ""),
+          + (f", align target ema({cfg.align_ema:g})" if ema else "")
+          + (", refine passes fused" if fused else ""),
           flush=True)
     while step < steps:
       batch = sharding.shard_batch(next(data_it), mesh)

@@ -125,6 +125,23 @@ def test_batched_jax_fitter_matches_scipy_on_the_same_candidates():
     fit.fit_batch(nodes, X, y, layout="tree")
 
 
+
+def test_the_fitter_runs_on_the_backend_asked_for(monkeypatch):
+  X = np.random.default_rng(3).uniform(-2, 2, (200, 1))
+  y = 1.5 * np.exp(0.4 * X[:, 0])
+  node = E.from_prefix("mul C exp mul C x0".split())
+  (r,) = fit.fit_batch([node], X, y, backend="cpu")
+  np.testing.assert_allclose(r.values, [1.5, 0.4], rtol=1e-4)
+  # A backend this JAX lacks (this CPU has no GPU) is one clear error, from the argument or
+  # from $LEE_JAX_FIT_BACKEND's module default.
+  with pytest.raises(ValueError, match="backend 'gpu' is not available here"):
+    fit.fit_batch([node], X, y, backend="gpu")
+  monkeypatch.setattr(fit, "BACKEND", "gpu")
+  with pytest.raises(ValueError, match="backend 'gpu' is not available here"):
+    fit.default_layout()
+  assert fit.default_layout("cpu") == "branch"
+
+
 def test_pipelined_calls_give_each_node_its_own_fit():
   # Two slot classes (1-2 and 3-4 constants) are two LM calls, both dispatched before either
   # is read back; each node must get the same result as when every call is read back at once.

@@ -67,6 +67,14 @@ def test_resolve_attention():
   assert configs.resolve_attention("cudnn", "bfloat16", "cpu") == "cudnn"
 
 
+def test_resolve_fused_refine():
+  assert configs.resolve_fused_refine("auto", "gpu") and configs.resolve_fused_refine("on", "cpu")
+  assert not configs.resolve_fused_refine("auto", "cpu")  # slower there (BUILD_NOTES)
+  assert not configs.resolve_fused_refine("off", "gpu")
+  with pytest.raises(ValueError, match="fused_refine must be one of"):
+    configs.resolve_fused_refine("yes", "gpu")
+
+
 @pytest.mark.parametrize("t,s,causal,lengths", [
     (63, 63, True, None),  # the expression decoder's self-attention (the H100 error)
     (63, 4, False, None),  # its cross-attention to K=4 memory tokens

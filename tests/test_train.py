@@ -44,6 +44,15 @@ def test_phase4_trains_encoder_only(tmp_path):
   assert [r["step"] for r in records] == [1, 2] and "align" in records[0] and "expr" not in records[0]
 
 
+def test_fused_refine_runs_phase_3_as_asked(tmp_path, capsys):
+  # `on` batches L_refine's passes (the same terms: test_losses; `auto`: test_model).
+  out = train.train_phase(_cfg(tmp_path, init="scratch", fused_refine="on"), phase=3)
+  assert out["finished"] and "refine passes fused" in capsys.readouterr().out
+  assert "refine" in metrics_log.read(tmp_path / "metrics.jsonl")[-1]
+  with pytest.raises(train.TrainError, match="--fused_refine must be one of"):
+    _cfg(tmp_path, fused_refine="yes")
+
+
 @pytest.mark.slow
 def test_exported_params_give_identical_outputs(tmp_path):
   model = model_lib.LEE(TINY, rngs=nnx.Rngs(3))
