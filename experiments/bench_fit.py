@@ -70,6 +70,8 @@ _LINEAR = flags.DEFINE_bool("linear", True, "Solve candidates affine in their co
                             "one least-squares solve (fit.fit_linear) instead of LM.")
 _REPEATS = flags.DEFINE_integer("repeats", 3, "Timed passes per fitter (the median is reported).")
 _SEED = flags.DEFINE_integer("seed", 0, "Seed.")
+_COMPILE_ONLY = flags.DEFINE_bool("compile_only", False, "Compile the jax fitter's shapes (into "
+                                   "the compilation cache) and exit: no timing, no scipy.")
 
 
 def make_groups(n: int, batch: int, rows: int, rng: np.random.Generator, max_iter: int):
@@ -156,8 +158,11 @@ def main(argv):
                          polish=_POLISH.value, unroll=_UNROLL.value, layout=layout,
                          pipelined=_PIPELINED.value, linear=_LINEAR.value, backend=backend)
 
-  for X, y, nodes, _ in groups:  # compile every shape bucket first
-    fit_jax(X, y, nodes)
+  _, t_first = timed(lambda: [fit_jax(X, y, nodes) for X, y, nodes, _ in groups])
+  if _COMPILE_ONLY.value:  # (a warm-up beside other work: gpu_session.sh's FIT_BENCH)
+    print(f"compiled the jax fitter's shapes ({layout} layout on {backend}): first pass "
+          f"{t_first:.1f} s")
+    return
   # Passes of the three fitters alternate; each fitter's time is its median pass (a single
   # pass once held a 0.15 s stall, most likely a garbage-collector sweep, in a 0.25 s pass).
   passes = []  # (scipy, finite-difference scipy, jax) seconds per pass

@@ -236,8 +236,9 @@ print(','.join(str(max(1 if w == 0 else 50, int(total * w / sum(ratios)))) for w
     # then its bf16 export, the logs and the compilation cache (.ckpt_work/jaxcache.tgz in,
     # $OUT/jaxcache.tgz out: a later chunk on the same kind of card skips the ~60 s compile).
     # A second chunk on the same warm machine resumes $RUN's: give another variant its own RUN.
-    # FIT_BENCH=1: after the export, bench_fit's three accelerator layouts with the GPU to
-    # themselves (their compiles warmed beside training) -> $OUT/bench_fit.log.
+    # FIT_BENCH="--backend=cpu;--layout=lanes" (1: the three accelerator layouts): after the
+    # export, those bench_fit runs with the GPU to themselves (their compiles warmed beside
+    # training) -> $OUT/bench_fit.log.
     phase=${1:?chunk PHASE [SECONDS]}
     seconds=${2:-450}
     setup
@@ -247,14 +248,19 @@ print(','.join(str(max(1 if w == 0 else 50, int(total * w / sum(ratios)))) for w
     [ -f .ckpt_work/jaxcache.tgz ] && tar xzf .ckpt_work/jaxcache.tgz -C "$LEE_JAX_COMPILATION_CACHE"
     steps=${STEPS:-$(( (seconds - 90) * ${RATE:-14} ))}  # ~90 s: compile and pipeline start
     echo "phase $phase from $ckpt: $steps steps, at most $seconds s"
-    fit_bench=(--n=256 --rows=500)  # FIT_BENCH=1: the fitter's layouts, timed after training
-    fit_args=("" "--layout=lanes" "--unroll=0")
-    if [ "${FIT_BENCH:-0}" = 1 ]; then
-      # their cold compiles (once past 55 s each on a GPU) on the spare CPU cores while the
-      # GPU trains, into their own cache, so the clean runs after training only load them
+    # FIT_BENCH: bench_fit runs timed after training, ';'-separated flag sets after
+    # --n=256 --rows=500 (1: the three accelerator layouts, the fourth lease's)
+    fit_bench=(--n=256 --rows=500)
+    fit_sets=${FIT_BENCH:-}
+    [ "$fit_sets" = 1 ] && fit_sets=" ;--layout=lanes;--unroll=0"
+    IFS=';' read -r -a fit_args <<<"$fit_sets"
+    if [ -n "$fit_sets" ]; then
+      # their cold compiles (once past 55 s each on a GPU) while the GPU trains, compile
+      # only (the fourth lease ran them whole there: 14 steps/s against 20.5 alone), into
+      # their own cache, so the timed runs after training only load them
       ( for a in "${fit_args[@]}"; do
           LEE_JAX_COMPILATION_CACHE=/tmp/lee_fitcache XLA_PYTHON_CLIENT_PREALLOCATE=false \
-            timeout "$seconds" python3 experiments/bench_fit.py "${fit_bench[@]}" $a
+            timeout "$seconds" python3 experiments/bench_fit.py "${fit_bench[@]}" $a --compile_only
         done >"$RUN/bench_fit_warm.log" 2>&1 ) &
     fi
     python3 -m lee_jax.train --phase="$phase" --model="$MODEL" --workdir="$RUN" --init=scratch \
@@ -270,10 +276,10 @@ print(','.join(str(max(1 if w == 0 else 50, int(total * w / sum(ratios)))) for w
       --dtype bfloat16 || exit 1
     cp "$RUN/train.log" "$RUN/metrics.jsonl" "$OUT/" 2>/dev/null
     tar czf "$OUT/jaxcache.tgz" -C "$LEE_JAX_COMPILATION_CACHE" .
-    if [ "${FIT_BENCH:-0}" = 1 ]; then
+    if [ -n "$fit_sets" ]; then
       pkill -f "bench_fit.p[y]"; wait
       for a in "${fit_args[@]}"; do
-        echo "== bench_fit ${fit_bench[*]} $a (GPU to itself)"
+        echo "== bench_fit ${fit_bench[*]} $a (alone)"
         LEE_JAX_COMPILATION_CACHE=/tmp/lee_fitcache timeout 75 python3 experiments/bench_fit.py \
           "${fit_bench[@]}" $a
       done 2>&1 | tee "$OUT/bench_fit.log"
