@@ -16,6 +16,7 @@ Some GPU builds report no FLOP count even for the lowered program (jax 0.11.2 on
   python experiments/bench_train.py --model=paper --gflop=48751                  # GPU: MFU from it
 """
 
+import tempfile
 import time
 
 from absl import app, flags
@@ -26,6 +27,8 @@ import numpy as np
 
 from lee_jax import configs, pipeline, sharding, trainer as train
 from lee_jax import model as model_lib
+
+import trace_summary  # noqa: E402  (experiments/trace_summary.py, beside this script)
 
 _MODEL = flags.DEFINE_enum("model", "small", list(configs.MODELS), "Model preset.")
 _BATCH = flags.DEFINE_integer("batch_size", 256, "Global batch size.")
@@ -40,6 +43,9 @@ _GFLOP = flags.DEFINE_float("gflop", None, "FLOPs per step (GFLOP) for the MFU w
 _FUSED = flags.DEFINE_enum("fused_refine", "auto", list(configs.FUSED_REFINE),
                            "L_refine's encoder and decoder passes batched with the others "
                            "(train.py's flag; auto: on for an accelerator, off on a CPU).")
+_PROFILE = flags.DEFINE_integer("profile_steps", 0, "After timing, trace this many steps with "
+                                "jax.profiler and print the top kernels and the device's busy "
+                                "time per step (experiments/trace_summary.py); 0: no trace.")
 _LOWER_ONLY = flags.DEFINE_bool("lower_only", False, "Print the lowered step's GFLOP and exit "
                                 "(no compilation, no timing).")
 
@@ -101,6 +107,14 @@ def main(argv):
   stats = jax.devices()[0].memory_stats() or {}  # None on CPU
   if "peak_bytes_in_use" in stats:
     print(f"device memory: peak {stats['peak_bytes_in_use'] / 2**30:.2f} GiB in use")
+  if _PROFILE.value > 0:
+    with tempfile.TemporaryDirectory() as tmp:
+      with jax.profiler.trace(tmp, create_perfetto_trace=True):
+        for i in range(_PROFILE.value):
+          trainable, opt_state, m = step(trainable, opt_state, frozen, rest, batch, key,
+                                         jnp.int32(i))
+        jax.block_until_ready(m)
+      print(trace_summary.summarize(tmp, _PROFILE.value))
 
 
 if __name__ == "__main__":

@@ -171,7 +171,8 @@ case "$cmd" in
       --backend=cpu  # the calls real search rounds make (240 Strogatz rows: no subsample)
     attention=cudnn  # the issue's kernel
     step 190 200 bench_train.log python3 experiments/bench_train.py --model=paper \
-      --attention=$attention --gflop=48750.6  # GFLOP/step: `--lower_only --attention=xla` on a CPU
+      --attention=$attention --gflop=48750.6 --profile_steps=3  # GFLOP/step: `--lower_only
+      # --attention=xla` on a CPU; the trace's summary: kernels by kind, the GPU's busy time
     [ -n "$(rate_of "$OUT/bench_train.log")" ] || attention=xla  # cuDNN failed here
     step 150 240 infer.log env LEE_JAX_FIT_BACKEND=cpu python3 experiments/bench_infer.py \
       --preset paper --fitter jax --overlap --simplify_helpers 1 --workers 10 \
