@@ -239,7 +239,7 @@ print(','.join(str(max(1 if w == 0 else 50, int(total * w / sum(ratios)))) for w
     # A second chunk on the same warm machine resumes $RUN's: give another variant its own RUN.
     # FIT_BENCH="--backend=cpu;--layout=lanes" (1: the three accelerator layouts): after the
     # export, those bench_fit runs with the GPU to themselves (their compiles warmed beside
-    # training) -> $OUT/bench_fit.log.
+    # training), each at most FIT_TIMEOUT seconds (default 75) -> $OUT/bench_fit.log.
     phase=${1:?chunk PHASE [SECONDS]}
     seconds=${2:-450}
     setup
@@ -281,7 +281,7 @@ print(','.join(str(max(1 if w == 0 else 50, int(total * w / sum(ratios)))) for w
       pkill -f "bench_fit.p[y]"; wait
       for a in "${fit_args[@]}"; do
         echo "== bench_fit ${fit_bench[*]} $a (alone)"
-        LEE_JAX_COMPILATION_CACHE=/tmp/lee_fitcache timeout 75 python3 experiments/bench_fit.py \
+        LEE_JAX_COMPILATION_CACHE=/tmp/lee_fitcache timeout "${FIT_TIMEOUT:-75}" python3 experiments/bench_fit.py \
           "${fit_bench[@]}" $a
       done 2>&1 | tee "$OUT/bench_fit.log"
       { echo "== the warm-up runs, beside training"; cat "$RUN/bench_fit_warm.log"; } >>"$OUT/bench_fit.log"

@@ -23,6 +23,7 @@ from lee_jax import cli
 from lee_jax import configs
 from lee_jax import datasets
 from lee_jax import engine as engine_lib
+from lee_jax import fit
 from lee_jax import plot_result
 from lee_jax import progress as progress_lib
 from lee_jax import search
@@ -118,12 +119,15 @@ def weights_of(ds: datasets.Dataset, rows: np.ndarray) -> np.ndarray | None:
 
 def search_config() -> configs.SearchConfig:
   try:
-    return configs.get_search_config(_PRESET.value, weights.search_defaults(_CHECKPOINT.value),
+    cfg = configs.get_search_config(_PRESET.value, weights.search_defaults(_CHECKPOINT.value),
                                      rounds=_ROUNDS.value, iterations=_ITERS.value,
                                      workers=_WORKERS.value, fitter=_FITTER.value,
                                      simplify_helpers=_HELPERS.value, overlap=_OVERLAP.value,
                                      latent_noise=_LATENT_NOISE.value, poly_terms=_POLY.value,
                                      poly_floor=_POLY_FLOOR.value, simplify=_SIMPLIFY.value)
+    if cfg.fitter == "jax":
+      fit.fit_backend()  # $LEE_JAX_FIT_BACKEND names a platform here, before any search
+    return cfg
   except ValueError as e:
     raise datasets.DataError(str(e)) from None
 

@@ -133,6 +133,13 @@ def test_bad_search_flags_are_one_line_and_exit_2(args, needle):
   assert r.stderr.count("\n") == 1 and needle in r.stderr and "Traceback" not in r.stderr
 
 
+def test_a_fit_backend_this_machine_lacks_is_one_line_and_exit_2(monkeypatch):
+  monkeypatch.setenv("LEE_JAX_FIT_BACKEND", "gpu")  # this CPU-only JAX has no GPU
+  r = _infer("--dataset", "strogatz_lv1", "--fitter", "jax")
+  assert r.returncode == 2, r.stderr
+  assert r.stderr.count("\n") == 1 and "backend 'gpu' is not available" in r.stderr
+
+
 def _table(tmp_path, header, rows):
   p = tmp_path / "t.csv"
   p.write_text(",".join(header) + "\n" + "".join(",".join(map(str, r)) + "\n" for r in rows))
