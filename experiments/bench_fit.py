@@ -62,6 +62,9 @@ _LAYOUT = flags.DEFINE_enum("layout", None, list(fit.LAYOUTS), "How the jax fitt
 _BACKEND = flags.DEFINE_string("backend", None, "Where the jax fitter's LM calls run "
                                 "(fit.fit_backend): cpu times the host's cores beside a GPU; "
                                 "default $LEE_JAX_FIT_BACKEND, else JAX's default backend.")
+_COMPARE = flags.DEFINE_string("compare_backend", None, "Also time the jax fitter on this "
+                                "backend (its default layout unless --layout) in the same "
+                                "passes: e.g. gpu beside --backend=cpu on one machine.")
 _UNROLL = flags.DEFINE_integer("unroll", fit.UNROLL, "Instructions (lanes layout) or levels "
                                "per loop iteration (not the branch layout); 0: all, no loop.")
 _PIPELINED = flags.DEFINE_bool("pipelined", True, "Dispatch every LM call of a batch before "
@@ -137,6 +140,7 @@ def main(argv):
   compile_cache.enable()
   try:
     backend = fit.fit_backend(_BACKEND.value)
+    other = _COMPARE.value and fit.fit_backend(_COMPARE.value)
   except ValueError as e:
     cli.fail(str(e))
   if _CANDIDATES.value == "grammar":
@@ -152,16 +156,23 @@ def main(argv):
               f"{min(len(y) for _, y, _, _ in groups)}-{max(len(y) for _, y, _, _ in groups)} rows)")
   cands = [(node, X, y, max_iter) for X, y, nodes, max_iter in groups for node in nodes]
   layout = _LAYOUT.value or fit.default_layout(backend)
+  other_layout = other and (_LAYOUT.value or fit.default_layout(other))
 
-  def fit_jax(X, y, nodes):
+  def fit_jax(X, y, nodes, on=backend, how=layout):
     return fit.fit_batch(nodes, X, y, _STEPS.value, _RESTARTS.value, sub_rows=_SUB_ROWS.value,
-                         polish=_POLISH.value, unroll=_UNROLL.value, layout=layout,
-                         pipelined=_PIPELINED.value, linear=_LINEAR.value, backend=backend)
+                         polish=_POLISH.value, unroll=_UNROLL.value, layout=how,
+                         pipelined=_PIPELINED.value, linear=_LINEAR.value, backend=on)
+
+  def fit_other(X, y, nodes):
+    return fit_jax(X, y, nodes, other, other_layout)
 
   _, t_first = timed(lambda: [fit_jax(X, y, nodes) for X, y, nodes, _ in groups])
+  if other:
+    for X, y, nodes, _ in groups:
+      fit_other(X, y, nodes)
   if _COMPILE_ONLY.value:  # (a warm-up beside other work: gpu_session.sh's FIT_BENCH)
-    print(f"compiled the jax fitter's shapes ({layout} layout on {backend}): first pass "
-          f"{t_first:.1f} s")
+    print(f"compiled the jax fitter's shapes ({layout} layout on {backend}"
+          + (f"; {other_layout} on {other}" if other else "") + f"): first pass {t_first:.1f} s")
     return
   # Passes of the three fitters alternate; each fitter's time is its median pass (a single
   # pass once held a 0.15 s stall, most likely a garbage-collector sweep, in a 0.25 s pass).
@@ -171,8 +182,10 @@ def main(argv):
     fd, t_fd = timed(lambda: [fit.fit_constants(n, X, y, it, exact_gradient=False)
                               for n, X, y, it in cands])
     jx, t_jax = timed(lambda: [r for X, y, nodes, _ in groups for r in fit_jax(X, y, nodes)])
-    passes.append((t_scipy, t_fd, t_jax))
-  t_scipy, t_fd, t_jax = (float(t) for t in np.median(passes, axis=0) / len(cands))
+    jo, t_other = timed(lambda: [r for X, y, nodes, _ in groups for r in fit_other(X, y, nodes)]
+                        ) if other else (None, 0.0)
+    passes.append((t_scipy, t_fd, t_jax, t_other))
+  t_scipy, t_fd, t_jax, t_other = (float(t) for t in np.median(passes, axis=0) / len(cands))
 
   def r2s(results):
     return np.array([r2_of(r.node, X, y) if r.ok else -np.inf
@@ -201,6 +214,13 @@ def main(argv):
         f"scipy with exact gradients {1e3 * t_scipy:.2f} ms, jax {1e3 * t_jax:.2f} ms")
   print(f"speed-up vs finite-difference scipy: exact-gradient scipy {t_fd / t_scipy:.1f}x, "
         f"jax {t_fd / t_jax:.2f}x; jax vs exact-gradient scipy {t_scipy / t_jax:.2f}x")
+  if other:
+    r_jo = r2s(jo)
+    same = np.isfinite(r_jo) == np.isfinite(r_jx)
+    close = np.isclose(np.nan_to_num(r_jo, neginf=-9), np.nan_to_num(r_jx, neginf=-9), atol=1e-6)
+    print(f"jax on {other} ({other_layout} layout) in the same passes: {1e3 * t_other:.2f} ms, "
+          f"{t_fd / t_other:.2f}x finite-difference scipy, {t_jax / t_other:.2f}x jax on "
+          f"{backend}; train R2 within 1e-6 of it on {np.mean(same & close):.1%} of candidates")
   for name, r in (("scipy-fd", r_fd), ("scipy", r_sp), ("jax", r_jx)):
     ok = r[np.isfinite(r)]
     print(f"{name:>5} R2: failed {np.sum(~np.isfinite(r))}, median {np.median(ok):.6f}, "
