@@ -233,7 +233,8 @@ print(','.join(str(max(1 if w == 0 else 50, int(total * w / sum(ratios)))) for w
     # Phase PHASE of $MODEL from the params in $CKPT (default .ckpt_work/params if there, else
     # lee_jax/weights; .ckpt_work/ is git-ignored: copy an earlier chunk's $OUT/w_phaseN there
     # as params/ and carry it), a fresh optimizer and a cosine schedule sized to end within
-    # SECONDS (default 450) at RATE steps/s (default 14, the first lease's; STEPS overrides),
+    # SECONDS (default 450) at RATE steps/s (default 14, the first lease's; STEPS overrides;
+    # --anneal_by_deadline: a RATE set too high still ends annealed, at the deadline),
     # then its bf16 export, the logs and the compilation cache (.ckpt_work/jaxcache.tgz in,
     # $OUT/jaxcache.tgz out: a later chunk on the same kind of card skips the ~60 s compile).
     # A second chunk on the same warm machine resumes $RUN's: give another variant its own RUN.
@@ -267,7 +268,7 @@ print(','.join(str(max(1 if w == 0 else 50, int(total * w / sum(ratios)))) for w
     python3 -m lee_jax.train --phase="$phase" --model="$MODEL" --workdir="$RUN" --init=scratch \
       --init_from="$ckpt" --batch_size="$BATCH" --steps="$steps" --max_seconds="$seconds" \
       --workers="$WORKERS" --data_buffer="${DATA_BUFFER:-1}" --warmup=200 --log_every=100 \
-      --save_every=100000 --dtype="$DTYPE" --align_scale="$ALIGN_SCALE" \
+      --save_every=100000 --dtype="$DTYPE" --align_scale="$ALIGN_SCALE" --anneal_by_deadline \
       --align_direction="$ALIGN_DIRECTION" \
       --align_target="$ALIGN_TARGET" 2>&1 | tee "$RUN/train.log" \
       || { echo "training failed: nothing exported" >&2; exit 1; }  # not an earlier run's export

@@ -66,6 +66,10 @@ _FUSED_REFINE = flags.DEFINE_enum(
     "fused_refine", "auto", list(configs.FUSED_REFINE), "L_refine's encoder and decoder passes "
     "batched with the other losses' (phases 3 and 5; the same terms): auto is on for a GPU "
     "(an H200's phase-3 step 1.25x faster) and off on a CPU (slower there).")
+_ANNEAL = flags.DEFINE_bool(
+    "anneal_by_deadline", False, "Run the cosine to --max_seconds as well as to --steps, "
+    "whichever comes first, so a run the deadline stops ends annealed (one --phase; a GPU "
+    "lease's chunk). Its checkpoints resume only with this flag.")
 _ALIGN_DIRECTION = flags.DEFINE_enum(
     "align_direction", "q_to_p", list(configs.ALIGN_DIRECTIONS), "q_to_p: Eq. 8, KL(q || sg p) (the "
     "paper's). p_to_q: KL(sg q || p), which trains the scatter-only encoding toward the "
@@ -85,6 +89,8 @@ def config_from_flags() -> tuple[TrainConfig, list[int]]:
     if _PHASE.value not in {"1", "2", "3", "4", "5"}:
       raise TrainError(f"--phase must be 1-5 or 'all', got {_PHASE.value!r}")
     phases = [int(_PHASE.value)]
+  elif _ANNEAL.value:
+    raise TrainError("--anneal_by_deadline needs one --phase (--max_seconds is shared by all five)")
   try:
     steps = [int(s) for s in _STEPS.value]
   except ValueError:
@@ -110,7 +116,8 @@ def config_from_flags() -> tuple[TrainConfig, list[int]]:
       data_buffer=_DATA_BUFFER.value, log_every=max(1, _LOG_EVERY.value),
       save_every=max(1, _SAVE_EVERY.value), keep=max(1, _KEEP.value), align_scale=_ALIGN_SCALE.value,
       align_direction=_ALIGN_DIRECTION.value, align_target=_ALIGN_TARGET.value,
-      align_ema=_ALIGN_EMA.value, attention=_ATTENTION.value, fused_refine=_FUSED_REFINE.value)
+      align_ema=_ALIGN_EMA.value, attention=_ATTENTION.value, fused_refine=_FUSED_REFINE.value,
+      anneal_by_deadline=_ANNEAL.value)
   return cfg, phases
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import pathlib
 import shutil
 import time
@@ -63,12 +64,17 @@ class TrainConfig:
   align_ema: float = 0.99
   attention: str = "auto"  # configs.ATTENTION_IMPLS; an execution detail, not stored in meta
   fused_refine: str = "auto"  # configs.FUSED_REFINE; the same terms, also not stored in meta
+  # The cosine runs to --max_seconds as well as to the step count, whichever comes first
+  # (`deadline_lr`), so a run the deadline stops still ends annealed (a GPU lease's chunk).
+  anneal_by_deadline: bool = False
 
   def __post_init__(self):
     if self.align_target not in configs.ALIGN_TARGETS:
       raise TrainError(f"align target must be one of {configs.ALIGN_TARGETS}, got {self.align_target!r}")
     if not 0.0 <= self.align_ema < 1.0:
       raise TrainError(f"--align_ema must be in [0, 1), got {self.align_ema:g}")
+    if self.anneal_by_deadline and self.max_seconds <= 0:
+      raise TrainError("--anneal_by_deadline needs --max_seconds (the deadline it anneals to)")
     if self.fused_refine not in configs.FUSED_REFINE:
       raise TrainError(f"--fused_refine must be one of {configs.FUSED_REFINE}, got {self.fused_refine!r}")
 
@@ -102,14 +108,43 @@ def uses_ema_target(cfg: TrainConfig, weights: configs.LossWeights) -> bool:
           and weights.align_direction == "q_to_p")
 
 
+def _warmup(cfg: TrainConfig, steps: int) -> int:
+  return max(1, min(cfg.warmup, steps // 10))
+
+
 def optimizer(cfg: TrainConfig, steps: int, ema: bool = False) -> optax.GradientTransformation:
-  """AdamW with warm-up + cosine decay; ema=True appends ema_target (the align target)."""
-  warmup = max(1, min(cfg.warmup, steps // 10))
-  schedule = optax.warmup_cosine_decay_schedule(0.0, cfg.lr, warmup, max(steps, warmup + 1),
-                                                end_value=cfg.min_lr)
-  links = [optax.clip_by_global_norm(cfg.clip_norm),
-           optax.adamw(schedule, b1=0.9, b2=0.999, weight_decay=cfg.weight_decay)]
+  """AdamW with warm-up + cosine decay; ema=True appends ema_target (the align target).
+  cfg.anneal_by_deadline: the learning rate is a hyperparameter in the state, which the loop
+  sets before every step (`deadline_lr`, `with_lr`)."""
+  if cfg.anneal_by_deadline:
+    adam = optax.inject_hyperparams(optax.adamw)(learning_rate=np.zeros((), np.float32), b1=0.9, b2=0.999,
+                                                 weight_decay=cfg.weight_decay)
+  else:
+    warmup = _warmup(cfg, steps)
+    schedule = optax.warmup_cosine_decay_schedule(0.0, cfg.lr, warmup, max(steps, warmup + 1),
+                                                  end_value=cfg.min_lr)
+    adam = optax.adamw(schedule, b1=0.9, b2=0.999, weight_decay=cfg.weight_decay)
+  links = [optax.clip_by_global_norm(cfg.clip_norm), adam]
   return optax.chain(*links, *([ema_target(cfg.align_ema)] if ema else []))
+
+
+def deadline_lr(cfg: TrainConfig, step: int, steps: int, time_frac: float) -> float:
+  """optimizer()'s schedule (linear warm-up from 0, cosine from cfg.lr to cfg.min_lr) at
+  whichever is further along: the steps, or time_frac, the share of the time to the deadline
+  spent."""
+  warmup = _warmup(cfg, steps)
+  if step < warmup:
+    return cfg.lr * step / warmup
+  frac = min(1.0, max((step - warmup) / max(steps - warmup, 1), time_frac))
+  return cfg.min_lr + (cfg.lr - cfg.min_lr) * 0.5 * (1.0 + math.cos(math.pi * frac))
+
+
+def with_lr(opt_state, lr: float, sharding_):
+  """optimizer(anneal_by_deadline)'s state with its learning rate set to lr (placed like the
+  rest of the state, so the jitted step sees the same types every call)."""
+  inject = opt_state[1]
+  hyper = dict(inject.hyperparams, learning_rate=jax.device_put(np.float32(lr), sharding_))
+  return (opt_state[0], inject._replace(hyperparams=hyper), *opt_state[2:])
 
 
 def make_train_step(graphdef, tx, weights: configs.LossWeights, model_cfg: configs.ModelConfig,
@@ -154,6 +189,8 @@ def _meta(cfg: TrainConfig, phase: int) -> dict:
   if weights.align and cfg.model_cfg.use_vae:
     ema = uses_ema_target(cfg, weights)
     meta["align_target"] = {"kind": "ema" if ema else "online", "decay": cfg.align_ema if ema else None}
+  if cfg.anneal_by_deadline:  # another optimizer state: a resume must match it
+    meta["lr_schedule"] = "deadline"
   return meta
 
 
@@ -189,6 +226,8 @@ def _init_from(model: model_lib.LEE, cfg: TrainConfig) -> None:
 
 def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> dict:
   """Run (or resume) one phase to its step count or the deadline; returns the last metrics."""
+  if cfg.anneal_by_deadline and deadline is None:
+    deadline = time.time() + cfg.max_seconds
   spec = configs.PHASES[phase]
   steps = cfg.steps[phase - 1]
   mesh = sharding.mesh()
@@ -249,8 +288,10 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
     start = 0
     if resuming:
       start = mngr.latest_step()
-      # the align target (an EMA copy or none) is part of the optimizer state's structure
-      expected = _expected(cfg) | {"align_target": _meta(cfg, phase).get("align_target")}
+      # the align target (an EMA copy or none) and where the learning rate lives (a schedule
+      # or a hyperparameter in the state) are part of the optimizer state's structure
+      expected = _expected(cfg) | {k: _meta(cfg, phase).get(k) for k in ("align_target",
+                                                                          "lr_schedule")}
       params, opt_state, _ = checkpoints.restore(mngr, start, checkpoints.abstract(full_params()),
                                                  checkpoints.abstract(opt_state), data_it, expected)
       nnx.update(model, params)
@@ -283,8 +324,12 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
           + (f", align target ema({cfg.align_ema:g})" if ema else "")
           + (", refine passes fused" if fused else ""),
           flush=True)
+    t_loop = time.time()
     while step < steps:
       batch = sharding.shard_batch(next(data_it), mesh)
+      if cfg.anneal_by_deadline:
+        lr = deadline_lr(cfg, step, steps, (time.time() - t_loop) / max(deadline - t_loop, 1e-9))
+        opt_state = with_lr(opt_state, lr, repl)
       trainable, opt_state, metrics = step_fn(trainable, opt_state, frozen, rest, batch, key,
                                               jnp.int32(step))
       step += 1
@@ -292,6 +337,8 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
       if step % cfg.log_every == 0 or step == steps or out_of_time:
         last = {k: float(v) for k, v in jax.device_get(
             metrics | eval_fn(trainable, frozen, rest, val_batch)).items()}
+        if cfg.anneal_by_deadline:
+          last["lr"] = lr
         now = time.time()
         rate = (step - s_log) / max(now - t_log, 1e-9)
         t_log, s_log = now, step

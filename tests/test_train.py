@@ -10,6 +10,7 @@ import time
 from flax import nnx
 import jax
 import numpy as np
+import optax
 import pytest
 
 from lee_jax import checkpoints, configs, metrics_log, pipeline, trainer as train
@@ -268,3 +269,33 @@ def test_deadline_stops_with_a_resumable_checkpoint_and_a_partial_export(tmp_pat
   out = train.train_phase(_cfg(tmp_path, steps=3, init="scratch"), phase=1)  # resumes, ends
   assert out["finished"] and out["step"] == 3
   assert (tmp_path / "export" / "meta.json").is_file() and not (tmp_path / "export_partial").exists()
+
+
+def test_deadline_lr_is_the_schedule_or_further_along_in_time():
+  cfg = dataclasses.replace(_cfg("/tmp/unused", anneal_by_deadline=True, max_seconds=60),
+                            warmup=10)
+  steps = 200
+  schedule = optax.warmup_cosine_decay_schedule(0.0, cfg.lr, 10, steps, end_value=cfg.min_lr)
+  for step in (0, 5, 10, 57, 120, 199):  # no time spent: the step schedule, as optimizer()'s
+    assert train.deadline_lr(cfg, step, steps, 0.0) == pytest.approx(float(schedule(step)), rel=1e-5)
+  assert train.deadline_lr(cfg, 57, steps, 1.0) == pytest.approx(cfg.min_lr)  # at the deadline
+  half = train.deadline_lr(cfg, 20, steps, 0.5)  # time ahead of the steps: the time decides
+  assert half == pytest.approx((cfg.lr + cfg.min_lr) / 2)
+  assert train.deadline_lr(cfg, 190, steps, 0.5) == pytest.approx(float(schedule(190)), rel=1e-5)
+  with pytest.raises(train.TrainError, match="needs --max_seconds"):
+    _cfg("/tmp/unused", anneal_by_deadline=True)
+
+
+def test_anneal_by_deadline_runs_logs_its_rate_and_resumes_only_with_the_flag(tmp_path):
+  cfg = _cfg(tmp_path, steps=4, init="scratch", anneal_by_deadline=True, max_seconds=600)
+  out = train.train_phase(dataclasses.replace(cfg, steps=(2,) * 5), phase=1)
+  assert out["finished"]
+  lrs = [r["lr"] for r in metrics_log.read(tmp_path / "metrics.jsonl")]
+  assert lrs[0] == 0.0 and lrs[1] > 0  # warm-up from 0, then the cosine (set every step)
+  meta = json.loads((tmp_path / "export" / "meta.json").read_text())
+  assert meta["lr_schedule"] == "deadline"
+  # More steps resume the phase's checkpoint: with the flag they go on, without it the
+  # optimizer state differs and the mismatch is a one-line error that names the setting.
+  with pytest.raises(checkpoints.CheckpointError, match="lr_schedule"):
+    train.train_phase(_cfg(tmp_path, steps=4), phase=1)
+  assert train.train_phase(cfg, phase=1)["step"] == 4
