@@ -117,8 +117,9 @@ def optimizer(cfg: TrainConfig, steps: int, ema: bool = False) -> optax.Gradient
   cfg.anneal_by_deadline: the learning rate is a hyperparameter in the state, which the loop
   sets before every step (`deadline_lr`, `with_lr`)."""
   if cfg.anneal_by_deadline:
-    adam = optax.inject_hyperparams(optax.adamw)(learning_rate=np.zeros((), np.float32), b1=0.9, b2=0.999,
-                                                 weight_decay=cfg.weight_decay)
+    adam = optax.inject_hyperparams(optax.adamw)(
+        learning_rate=np.zeros((), np.float32),  # an array, so a hyperparameter in the state
+        b1=0.9, b2=0.999, weight_decay=cfg.weight_decay)
   else:
     warmup = _warmup(cfg, steps)
     schedule = optax.warmup_cosine_decay_schedule(0.0, cfg.lr, warmup, max(steps, warmup + 1),
