@@ -65,8 +65,7 @@ def main(argv):
                            steps=(1000,) * 5)
   tx = train.optimizer(tcfg, 1000)
   opt_state = jax.device_put(tx.init(trainable), repl)
-  fused = bool(spec.weights.refine) and configs.resolve_fused_refine(_FUSED.value,
-                                                                       jax.default_backend())
+  fused = train.fuses_refine(_FUSED.value, spec.weights)
   step = train.make_train_step(graphdef, tx, spec.weights, mcfg, fused=fused)
   host = next(iter(pipeline.batches(pipeline.DataConfig(max_len=mcfg.max_len), 0, _BATCH.value)))
   batch = sharding.shard_batch(host, mesh)

@@ -108,6 +108,12 @@ def uses_ema_target(cfg: TrainConfig, weights: configs.LossWeights) -> bool:
           and weights.align_direction == "q_to_p")
 
 
+def fuses_refine(choice: str, weights: configs.LossWeights) -> bool:
+  """Whether a step batches L_refine's passes with the others: --fused_refine on this
+  backend, in a phase that has L_refine."""
+  return bool(weights.refine) and configs.resolve_fused_refine(choice, jax.default_backend())
+
+
 def _warmup(cfg: TrainConfig, steps: int) -> int:
   return max(1, min(cfg.warmup, steps // 10))
 
@@ -308,8 +314,7 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
       checkpoints.save(mngr, step, full_params(), opt_state, data_it, _meta(cfg, phase), force=force)
 
     # --- loop
-    fused = bool(weights.refine) and configs.resolve_fused_refine(cfg.fused_refine,
-                                                                  jax.default_backend())
+    fused = fuses_refine(cfg.fused_refine, weights)
     step_fn = make_train_step(graphdef, tx, weights, run_cfg, ema, fused=fused)
     eval_fn = make_eval_step(graphdef, run_cfg)
     log = metrics_log.MetricsLog(cfg.workdir)
