@@ -371,19 +371,20 @@ MAX_CONSTS = 8  # candidates with more constants go to scipy
 SUB_ROWS = 128  # rows of the subsample most LM steps run on (bench_fit.py: --sub_rows)
 POLISH = 4  # LM steps on every row after the subsample's
 # Instructions per loop iteration of the accelerators' layouts ("lanes", "levels"): each
-# iteration of an XLA while loop can cost a predicate read back on a GPU. Unmeasured there
-# yet (bench_fit.py --unroll; gpu_session.sh bench runs several), so the default leaves the
-# loop as it was. 0 (straight-line code) runs "levels" 4-6x faster on the CPU but compiles
-# 4x longer: 13-16 s per shape there (BUILD_NOTES, "A level layout for accelerators").
+# iteration of an XLA while loop can cost a predicate read back on a GPU. 0 (straight-line
+# code) ran "levels" at 0.76 against 0.95 ms per candidate on an H200 and 4-6x faster on the
+# CPU, but compiles 4x longer (13-16 s per shape on the CPU), so the default keeps the loop
+# (BUILD_NOTES, "A level layout for accelerators", "Fourth GPU lease").
 UNROLL = 1
 # How a call's trees become instructions (`fit_batch(layout=)`, `_SHAPES`): "branch" (the
 # CPU's default) branches to one operator class per instruction of 2 lanes and runs only the
 # real instructions; "lanes" (8 lanes per instruction) and "levels" (an instruction per tree
 # level, each lane its own class: as many steps as the trees are deep, ~6-8 for 16 grammar
 # trees instead of 20-30) compute every class and run the padded schedule, without
-# data-dependent control flow. On a GPU "lanes" measured 1.10 ms per candidate, a
-# chain of small launches (BUILD_NOTES, "Second GPU lease"); "levels" cuts the launches and
-# is the accelerators' default, unmeasured there yet (gpu_session.sh bench times both).
+# data-dependent control flow. On an H200 "levels" measured 0.95 ms per candidate and
+# "lanes" 0.99 (1.10 in the second lease): both chains of small launches, the LM's steps
+# rather than the program's loop (BUILD_NOTES, "Fourth GPU lease"); "levels" stays the
+# accelerators' default.
 LAYOUTS = ("branch", "lanes", "levels")
 ACCEL_LAYOUT = "levels"
 FLOAT32_SAFE = 1e15  # larger |y| anywhere: scipy
