@@ -199,7 +199,7 @@ def run(jobs: dict[str, Job]) -> None:
     if job.setting.novae not in models:
       models[job.setting.novae] = load(job.setting.novae)
     print(f"{folder}: {job.setting.label}", flush=True)
-    sweep_lib.run(job.sweep, models[job.setting.novae])
+    sweep_lib.run(job.sweep, models[job.setting.novae], warmup=FLAGS.warmup)
 
 
 # --- tables ---------------------------------------------------------------------------------

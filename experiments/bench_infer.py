@@ -7,14 +7,13 @@ Prints, per dataset, the wall time of one trial and its split between decoding, 
 gradient segments, constant fitting (L-BFGS-B), SymPy simplification and batched scoring,
 plus test R2 and complexity; then the means. --random_model times an untrained model of
 that size (for speed only: its formulas are meaningless). The first dataset includes
-compilation; `--warmup` runs one untimed round first so the table shows steady state.
+compilation; `--warmup` runs one untimed short trial first (in the worker processes the
+timed trials reuse) so the table shows steady state.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import time
 
 import numpy as np
 from absl import app
@@ -44,7 +43,8 @@ _OVERLAP = flags.DEFINE_bool("overlap", None, "Override the preset's overlap (Sy
                              "while the next batch decodes; parents one batch behind).")
 _SIMPLIFY = flags.DEFINE_enum("simplify", None, list(configs.SIMPLIFY),
                               "Override the preset's search simplification (full = the paper).")
-_WARMUP = flags.DEFINE_bool("warmup", True, "Run one untimed short round first (compilation).")
+_WARMUP = flags.DEFINE_bool("warmup", True, "Run one untimed short trial first (compilation; "
+                             "the worker processes, which the timed trials reuse).")
 _SEED = flags.DEFINE_integer("seed", 0, "Split and search seed.")
 _JSON = flags.DEFINE_string("json", None, "Also write the rows as JSON here.")
 
@@ -74,11 +74,10 @@ def main(argv):
   if _WARMUP.value:
     ds = datasets.load_dataset(names[0])
     p = datasets.split(ds.X, ds.y, seed=_SEED.value)
-    t = time.perf_counter()
-    search.run_round(eng, search.SearchData(p.X_train, p.y_train, p.X_val, p.y_val),
-                     dataclasses.replace(cfg, iterations=min(cfg.iterations, cfg.decode_period)), _MODE.value, 0,
-                     _SEED.value)
-    print(f"warm-up (compilation) {time.perf_counter() - t:.1f}s", flush=True)
+    seconds = trial.warm_up(eng, search.SearchData(p.X_train, p.y_train, p.X_val, p.y_val), cfg,
+                            _MODE.value, _SEED.value, bundle=bundle)
+    print(f"warm-up (compilation{', worker processes' if cfg.workers > 1 else ''}) {seconds:.1f}s",
+          flush=True)
   header = (f"{'dataset':<28} {'wall_s':>7} " + " ".join(f"{k:>8}" for k in _PARTS)
             + f" {'cands':>6} {'R2_test':>9} {'cmplx':>5}")
   print(header)

@@ -25,6 +25,8 @@
 #       # stays held), with --max_seconds=1500, then watches it for 540 s
 #   bash experiments/gpu_session.sh watch            # the next call(s), back to back: 540 s more
 #   bash experiments/gpu_session.sh export           # bf16 weights + logs -> $OUT (<= 8 files)
+#   bash experiments/gpu_session.sh search [SECONDS] # the `paper` preset on the 14 Strogatz sets,
+#       # resumable across calls (cells kept in .ckpt_work/paper_search) -> $OUT
 #   bash experiments/gpu_session.sh infer [CKPT]     # Strogatz, `paper` preset, scipy vs jax fitter
 #                                                    # (FITTERS=jax OVERLAP=1: SymPy overlapped)
 #
@@ -311,6 +313,27 @@ print(','.join(str(max(1 if w == 0 else 50, int(total * w / sum(ratios)))) for w
     cp "$RUN/train.log" "$RUN/metrics.jsonl" "$OUT/" 2>/dev/null
     ls -la "$OUT" "$OUT/weights"
     ;;
+  search)
+    # search [SECONDS] (default 540): the `paper` preset on the 14 Strogatz sets, eps 0, seed 0
+    # (issue 5's quality with the `paper` preset on the GPU; issue 7's wall time per set against
+    # the paper's 64.8 s), resumable across calls: the cells go to SEARCH_DIR (default
+    # .ckpt_work/paper_search, git-ignored: it stays on a warm machine; carry it back in if the
+    # machine was lost) and a copy to $OUT. One wave of rounds (10 workers for 10 rounds, kept
+    # across sets), SymPy overlapped, the jax fitter on FIT_BACKEND (default cpu: the host's
+    # cores, not the GPU the 10 workers share), an untimed warm-up first.
+    seconds=${1:-540}
+    setup
+    dir=${SEARCH_DIR:-.ckpt_work/paper_search}
+    mkdir -p "$dir"
+    export LEE_JAX_COMPILATION_CACHE=/tmp/lee_jaxcache
+    timeout "$seconds" env LEE_JAX_FIT_BACKEND="${FIT_BACKEND:-cpu}" python3 experiments/srbench.py \
+      --group=strogatz --noise=0 --trials=1 --preset=paper --fitter=jax --workers=10 --overlap \
+      --simplify_helpers=1 --warmup --out_dir="$dir" ${SEARCH_ARGS:-} 2>&1 | tee -a "$OUT/search.log"
+    # a kill at the deadline leaves the workers and their SymPy helpers behind (no atexit)
+    pkill -f "multiprocessing.spaw[n]"; pkill -f "lee_jax.complexit[y]"
+    cp "$dir/results.jsonl" "$OUT/paper_search.jsonl" 2>/dev/null
+    python3 experiments/srbench.py --summary_only --out_dir="$dir" 2>&1 | tail -n 2 | tee -a "$OUT/search.log"
+    ;;
   infer)
     setup
     ckpt=${1:-lee_jax/weights}
@@ -325,7 +348,7 @@ print(','.join(str(max(1 if w == 0 else 50, int(total * w / sum(ratios)))) for w
     done
     ;;
   *)
-    echo "usage: bash experiments/gpu_session.sh bench [SECONDS] | chunk PHASE [SECONDS] | train SECONDS STEPS | watch [SECONDS] | export | infer [CKPT]" >&2
+    echo "usage: bash experiments/gpu_session.sh bench [SECONDS] | chunk PHASE [SECONDS] | search [SECONDS] | train SECONDS STEPS | watch [SECONDS] | export | infer [CKPT]" >&2
     exit 2
     ;;
 esac

@@ -59,6 +59,9 @@ def define_search_flags(datasets_help: str, mode: bool = True, sweep: bool = Fal
                          "1..T-term polynomials join each pool; 0 = none, the paper).")
     flags.DEFINE_bool("poly_floor", None, "Override the preset's poly_floor (the polynomial "
                       "seeds are answer candidates only, never parents).")
+    flags.DEFINE_bool("warmup", False, "First run one short untimed trial (every round, one "
+                      "gradient period) on the first cell's data: compilation and the worker "
+                      "processes' start stay out of the cells' wall times.")
     flags.DEFINE_integer("shard_index", 0, "This job's shard (of every cell of the sweep).")
     flags.DEFINE_integer("num_shards", 1, "Number of shards the cells are split into.")
 

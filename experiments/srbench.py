@@ -79,7 +79,7 @@ def main(argv):
     sweep_lib.check_settings(sweep.results, sweep.settings(
         sweep_lib.model_source(FLAGS.checkpoint, FLAGS.random_model) if lee else None))
     model = sweep_lib.load_model(FLAGS.checkpoint, FLAGS.random_model) if lee else None
-    sweep_lib.run(sweep, model)
+    sweep_lib.run(sweep, model, warmup=FLAGS.warmup)
   except (ValueError, checkpoints.CheckpointError) as e:
     sys.exit(f"error: {e}")
   print(summary(read_results(sweep.results)))

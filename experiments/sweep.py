@@ -270,11 +270,21 @@ def run_cell(sweep: Sweep, model: Model | None, cfg: configs.SearchConfig, cell:
   return row
 
 
-def run(sweep: Sweep, model: Model | None) -> int:
+def warm_up(sweep: Sweep, model: Model, cfg: configs.SearchConfig, cell: Cell) -> float:
+  """trial.warm_up on `cell`'s data (not recorded); returns its seconds."""
+  name, noise, t = cell
+  ds = datasets.load_dataset(name)
+  seed = sweep.seed + 1000 * t
+  p = datasets.split(ds.X, ds.y, seed=seed, noise=noise)
+  return trial.warm_up(model.engine, search.SearchData(p.X_train, p.y_train, p.X_val, p.y_val),
+                       cfg, sweep.mode, seed, bundle=model.bundle)
+
+
+def run(sweep: Sweep, model: Model | None, warmup: bool = False) -> int:
   """Runs this shard's missing cells, appending each line as it finishes; returns how many ran.
 
   model is None for a peer method. Raises MixedSettingsError before running anything if the
-  folder holds another setting's cells.
+  folder holds another setting's cells. warmup: first `warm_up` on the first missing cell.
   """
   cfg = sweep.search_config()
   check_settings(sweep.results, sweep.settings(model.source if model else None))
@@ -285,6 +295,9 @@ def run(sweep: Sweep, model: Model | None) -> int:
         f"{sweep.num_shards}); model {model.source if model else sweep.method}; preset "
         f"{sweep.preset}, mode {sweep.mode}" + (f", {sweep.changed()}" if sweep.changed() else ""),
         flush=True)
+  if warmup and model is not None and todo:
+    print(f"warm-up (compilation, worker processes) {warm_up(sweep, model, cfg, todo[0]):.1f}s",
+          flush=True)
   t0 = time.perf_counter()
   for i, cell in enumerate(todo):
     row = run_cell(sweep, model, cfg, cell)

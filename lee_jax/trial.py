@@ -3,11 +3,13 @@
 Round r of a trial with seed s uses seed s + r (the trial seeds themselves follow App. H,
 s_t = s_base + 1000 t, in the callers). With cfg.workers > 1 the rounds run in a pool of
 spawned processes that each build their own Engine from the model's arrays and share the
-one accelerator (no memory preallocation, so several fit on it).
+one accelerator (no memory preallocation, so several fit on it); the processes stay for the
+next trial with the same model (`worker_pool`; `shutdown_workers` ends them).
 """
 
 from __future__ import annotations
 
+import atexit
 import collections
 import concurrent.futures
 import dataclasses
@@ -59,6 +61,38 @@ def _worker_round(data, cfg, mode, round_index, seed, deadline) -> search.RoundR
                           deadline=deadline)
 
 
+# The worker processes outlive a trial: the next trial with the same model and worker count
+# reuses them. Spawning them costs each trial ~9 s on a 2-core CPU (JAX's import, the engine,
+# then tracing and cache loads in each process; BUILD_NOTES "A worker pool kept across
+# trials"), more than the fitting on the GPU host.
+_POOL: dict[str, Any] = {}
+
+
+def worker_pool(bundle: dict, constrain: bool, n: int) -> concurrent.futures.ProcessPoolExecutor:
+  """The n spawned worker processes holding `bundle`'s model: the ones from the last call when
+  it was the same bundle object (engine.load caches it), constrain and n, else new ones (the
+  old ones shut down first)."""
+  if _POOL and (_POOL["bundle"] is not bundle or _POOL["key"] != (constrain, n)):
+    shutdown_workers()
+  if not _POOL:
+    # Every process would otherwise grab most of the accelerator's memory up front.
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    ctx = multiprocessing.get_context("spawn")  # fork after JAX has started is unsafe
+    _POOL.update(bundle=bundle, key=(constrain, n), executor=concurrent.futures.ProcessPoolExecutor(
+        n, mp_context=ctx, initializer=_init_worker, initargs=(bundle, constrain)))
+  return _POOL["executor"]
+
+
+def shutdown_workers(wait: bool = True) -> None:
+  """Stops the worker processes a trial left running (they also end with this process)."""
+  if _POOL:
+    _POOL.pop("executor").shutdown(wait=wait, cancel_futures=True)
+    _POOL.clear()
+
+
+atexit.register(shutdown_workers)
+
+
 def check_max_time(max_time: float | None) -> None:
   if max_time is not None and not max_time > 0:
     raise ValueError(f"max_time must be > 0 seconds, got {max_time}")
@@ -91,23 +125,41 @@ def run_trial(engine: engine_lib.Engine, data: search.SearchData, cfg: configs.S
   else:
     if bundle is None:
       raise ValueError("running rounds in worker processes needs the model bundle")
-    # Every process would otherwise grab most of the accelerator's memory up front.
-    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
-    ctx = multiprocessing.get_context("spawn")  # fork after JAX has started is unsafe
-    with concurrent.futures.ProcessPoolExecutor(min(cfg.workers, cfg.rounds), mp_context=ctx,
-                                                initializer=_init_worker,
-                                                initargs=(bundle, engine.constrain)) as ex:
-      futures = [ex.submit(_worker_round, data, cfg, mode, r, s, deadline)
-                 for r, s in enumerate(seeds)]
+    ex = worker_pool(bundle, engine.constrain, min(cfg.workers, cfg.rounds))
+    futures = [ex.submit(_worker_round, data, cfg, mode, r, s, deadline)
+               for r, s in enumerate(seeds)]
+    try:
       for f in concurrent.futures.as_completed(futures):
         results.append(f.result())
         if hasattr(progress, "round_done"):
           progress.round_done(results[-1])
+    except BaseException:
+      # A failed round, Ctrl-C or a dead worker: the other rounds must not run on unseen
+      # in kept processes, so the pool goes (a later trial starts a new one).
+      shutdown_workers(wait=False)
+      raise
     results.sort(key=lambda r: r.round_index)
   best = pool_lib.best_by_val([r.winner for r in results if r.winner is not None])
   winner_round = next((r.round_index for r in results if r.winner is best), None) if best else None
   return TrialResult(best, winner_round, results, time.perf_counter() - t0,
                      timed_out=any(r.timed_out for r in results) or len(results) < cfg.rounds)
+
+
+def warm_up(engine: engine_lib.Engine, data: search.SearchData, cfg: configs.SearchConfig,
+            mode: str, seed: int, bundle: dict | None = None) -> float:
+  """A short untimed trial, one gradient period long (one round in-process; every round with
+  worker processes, which later trials reuse), so that compilation and the workers' start stay
+  out of the timed trials. Returns its seconds.
+
+  Its rounds use seeds 500 past the trial's (no round of a trial at `seed` does): with the
+  same seeds they would meet the timed trial's first candidates and leave their SymPy counts
+  in the workers' caches (a third less SymPy for the first set in one measurement)."""
+  t0 = time.perf_counter()
+  short = dataclasses.replace(cfg, iterations=min(cfg.iterations, cfg.decode_period))
+  if cfg.workers <= 1:
+    short = dataclasses.replace(short, rounds=1)
+  run_trial(engine, data, short, mode, seed + 500, bundle=bundle)
+  return time.perf_counter() - t0
 
 
 # --- reporting -----------------------------------------------------------------------------

@@ -237,7 +237,25 @@ def test_rounds_in_worker_processes_match_in_process(eng, data):
   par = trial.run_trial(eng, data, cfg, "iterative", seed=11, bundle=bundle, progress=progress)
   assert sorted(progress.done) == [0, 1]
   seq = trial.run_trial(eng, data, dataclasses.replace(cfg, workers=1), "iterative", seed=11)
-  assert [E.to_prefix(r.winner.node) for r in par.rounds] == [E.to_prefix(r.winner.node) for r in seq.rounds]
+  winners = lambda res: [E.to_prefix(r.winner.node) for r in res.rounds]
+  assert winners(par) == winners(seq)
+  # The next trial with this model reuses the processes, and what they ran before does not
+  # change its answer; another worker count or model gets new ones.
+  pool = trial.worker_pool(bundle, eng.constrain, 2)
+  pids = set(pool._processes)
+  again = trial.run_trial(eng, data, cfg, "iterative", seed=11, bundle=bundle)
+  assert trial.worker_pool(bundle, eng.constrain, 2) is pool and set(pool._processes) == pids
+  assert winners(again) == winners(par)
+  assert trial.worker_pool(bundle, eng.constrain, 1) is not pool
+  assert trial.worker_pool(dict(bundle), eng.constrain, 1) is not trial.worker_pool(bundle, eng.constrain, 1)
+  # A round that fails in a worker ends the pool: no stray rounds left in kept processes.
+  with pytest.raises(ValueError, match="unknown mode"):
+    trial.run_trial(eng, data, cfg, "nonsense", seed=11, bundle=bundle)
+  assert not trial._POOL
+  trial.run_trial(eng, data, dataclasses.replace(cfg, iterations=1), "iterative", seed=11, bundle=bundle)
+  assert trial._POOL
+  trial.shutdown_workers()
+  assert not trial._POOL
 
 
 def test_jax_fitter_runs_the_same_search(eng, data):

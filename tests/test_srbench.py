@@ -27,9 +27,10 @@ def test_sweep_records_each_cell_once_and_resumes(tmp_path):
   rows = [json.loads(l) for l in (tmp_path / "results.jsonl").read_text().splitlines()]
   # 2 strogatz x 2 noises + 1 black-box at noise 0 = 5 cells; shard 1 of 2 gets 2 of them.
   assert len(rows) == 2
-  r = _run(tmp_path, *args)
+  r = _run(tmp_path, *args, "--warmup")
   assert r.returncode == 0, r.stderr
   assert "2 cells already" in r.stdout and "3 to run" in r.stdout
+  assert "warm-up (" in r.stdout  # run, and (below) not recorded as a cell
   rows = [json.loads(l) for l in (tmp_path / "results.jsonl").read_text().splitlines()]
   keys = [row["key"] for row in rows]
   assert len(keys) == len(set(keys)) == 5
