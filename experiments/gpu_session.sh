@@ -326,7 +326,8 @@ print(','.join(str(max(1 if w == 0 else 50, int(total * w / sum(ratios)))) for w
     dir=${SEARCH_DIR:-.ckpt_work/paper_search}
     mkdir -p "$dir"
     export LEE_JAX_COMPILATION_CACHE=/tmp/lee_jaxcache
-    timeout "$seconds" env LEE_JAX_FIT_BACKEND="${FIT_BACKEND:-cpu}" python3 experiments/srbench.py \
+    timeout "$seconds" env LEE_JAX_FIT_BACKEND="${FIT_BACKEND:-cpu}" XLA_PYTHON_CLIENT_PREALLOCATE=false \
+      python3 experiments/srbench.py \
       --group=strogatz --noise=0 --trials=1 --preset=paper --fitter=jax --workers=10 --overlap \
       --simplify_helpers=1 --warmup --out_dir="$dir" ${SEARCH_ARGS:-} 2>&1 | tee -a "$OUT/search.log"
     # a kill at the deadline leaves the workers and their SymPy helpers behind (no atexit)
