@@ -49,7 +49,9 @@ class LEERegressor:
       1..T-term polynomials of degree <= 3 join each round's pool, 0 = none, the paper;
       poly_floor: those seeds are answer candidates only, never parents; simplify: 'light'
       ranks candidates by SymPy's simplify without its trig passes, 'full' as the paper;
-      reported complexities are always the full one).
+      reported complexities are always the full one). With workers > 1 the worker
+      processes stay for the next fit with the same model (lee_jax.trial.shutdown_workers
+      ends them).
     max_time: seconds for the search (None: no limit); past it the search answers from what it
       has found (the first round's initial pool at least), so results depend on machine speed.
     val_fraction: share of the rows held out for validation.
