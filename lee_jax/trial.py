@@ -62,9 +62,9 @@ def _worker_round(data, cfg, mode, round_index, seed, deadline) -> search.RoundR
 
 
 # The worker processes outlive a trial: the next trial with the same model and worker count
-# reuses them. Spawning them costs each trial ~9 s on a 2-core CPU (JAX's import, the engine,
+# reuses them. Spawning them cost each trial ~9 s on a 2-core CPU (JAX's import, the engine,
 # then tracing and cache loads in each process; BUILD_NOTES "A worker pool kept across
-# trials"), more than the fitting on the GPU host.
+# trials").
 _POOL: dict[str, Any] = {}
 
 
@@ -134,8 +134,8 @@ def run_trial(engine: engine_lib.Engine, data: search.SearchData, cfg: configs.S
         if hasattr(progress, "round_done"):
           progress.round_done(results[-1])
     except BaseException:
-      # A failed round, Ctrl-C or a dead worker: the other rounds must not run on unseen
-      # in kept processes, so the pool goes (a later trial starts a new one).
+      # A failed round, Ctrl-C or a dead worker: the trial's other rounds must not keep
+      # running unseen in kept processes, so the pool goes (a later trial starts a new one).
       shutdown_workers(wait=False)
       raise
     results.sort(key=lambda r: r.round_index)
