@@ -74,8 +74,8 @@ def main(argv):
   if _WARMUP.value:
     ds = datasets.load_dataset(names[0])
     p = datasets.split(ds.X, ds.y, seed=_SEED.value)
-    seconds = trial.warm_up(eng, search.SearchData(p.X_train, p.y_train, p.X_val, p.y_val), cfg,
-                            _MODE.value, _SEED.value, bundle=bundle)
+    seconds = trial.warm_up(eng, search.SearchData.from_split(p), cfg, _MODE.value, _SEED.value,
+                            bundle=bundle)
     print(f"warm-up (compilation{', worker processes' if cfg.workers > 1 else ''}) {seconds:.1f}s",
           flush=True)
   header = (f"{'dataset':<28} {'wall_s':>7} " + " ".join(f"{k:>8}" for k in _PARTS)
@@ -85,7 +85,7 @@ def main(argv):
   for name in names:
     ds = datasets.load_dataset(name)
     p = datasets.split(ds.X, ds.y, seed=_SEED.value)
-    data = search.SearchData(p.X_train, p.y_train, p.X_val, p.y_val)
+    data = search.SearchData.from_split(p)
     res = trial.run_trial(eng, data, cfg, _MODE.value, _SEED.value, bundle=bundle)
     rep = trial.report(res, p.X_test, p.y_test, data, ds.feature_names, {"dataset": name})
     rows.append(rep)

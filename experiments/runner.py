@@ -144,8 +144,7 @@ def fast_rounds(names: list[str], iterations: int, seed: int, checkpoint: str | 
   rounds = []
   for ds in sets.values():
     p = datasets.split(ds.X, ds.y, seed=seed)
-    r = round_cls(eng, search.SearchData(p.X_train, p.y_train, p.X_val, p.y_val), cfg,
-                  "combined", 0, seed)
+    r = round_cls(eng, search.SearchData.from_split(p), cfg, "combined", 0, seed)
     r.run()
     rounds.append(r)
   return rounds
@@ -162,7 +161,7 @@ class Run:
 def run_dataset(setup: Setup, ds: datasets.Dataset, noise: float = 0.0) -> Run:
   """One trial on the SRBench split of ds (the split srbench.py uses for this seed)."""
   p = datasets.split(ds.X, ds.y, seed=setup.seed, noise=noise)
-  data = search.SearchData(p.X_train, p.y_train, p.X_val, p.y_val)
+  data = search.SearchData.from_split(p)
   return Run(ds.name, noise, data,
              trial.run_trial(setup.eng, data, setup.cfg, setup.mode, setup.seed,
                              bundle=setup.bundle))

@@ -259,7 +259,7 @@ def run_cell(sweep: Sweep, model: Model | None, cfg: configs.SearchConfig, cell:
     if sweep.method != "lee":
       row.update(run_peer(sweep.method, p, seed))
     else:
-      data = search.SearchData(p.X_train, p.y_train, p.X_val, p.y_val)
+      data = search.SearchData.from_split(p)
       res = trial.run_trial(model.engine, data, cfg, sweep.mode, seed, bundle=model.bundle)
       rep = trial.report(res, p.X_test, p.y_test, data, ds.feature_names)
       rep.pop("rounds", None)  # per-round detail stays out of the sweep table
@@ -276,8 +276,8 @@ def warm_up(sweep: Sweep, model: Model, cfg: configs.SearchConfig, cell: Cell) -
   ds = datasets.load_dataset(name)
   seed = sweep.seed + 1000 * t
   p = datasets.split(ds.X, ds.y, seed=seed, noise=noise)
-  return trial.warm_up(model.engine, search.SearchData(p.X_train, p.y_train, p.X_val, p.y_val),
-                       cfg, sweep.mode, seed, bundle=model.bundle)
+  return trial.warm_up(model.engine, search.SearchData.from_split(p), cfg, sweep.mode, seed,
+                       bundle=model.bundle)
 
 
 def run(sweep: Sweep, model: Model | None, warmup: bool = False) -> int:

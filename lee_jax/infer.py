@@ -222,8 +222,8 @@ def main(argv):
     parts = first if t == 0 else datasets.split(ds.X, ds.y, seed=seed, noise=_NOISE.value)
     print(f"trial {t + 1}/{_TRIALS.value} (seed {seed}): preset {_PRESET.value}, mode {_MODE.value}, {cfg.rounds} rounds x {cfg.iterations} "
           f"iterations, {cfg.workers} worker(s)" + model_settings(cfg), flush=True)
-    data = search.SearchData(parts.X_train, parts.y_train, parts.X_val, parts.y_val,
-                             weights_of(ds, parts.train_index), weights_of(ds, parts.val_index))
+    data = search.SearchData.from_split(parts, w_train=weights_of(ds, parts.train_index),
+                                        w_val=weights_of(ds, parts.val_index))
     bar = None if _QUIET.value else progress_lib.SearchProgress(cfg.rounds)
     result = trial_lib.run_trial(engine, data, cfg, _MODE.value, seed,
                                  progress=bar, bundle=bundle, max_time=_MAX_TIME.value)

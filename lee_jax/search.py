@@ -57,6 +57,11 @@ class SearchData:
   w_val: np.ndarray | None = None
   init_nodes: tuple = ()  # E.Node formulas over these variables (a warm start)
 
+  @classmethod
+  def from_split(cls, p, **extra) -> "SearchData":
+    """The training and validation folds of a datasets.Split (its test fold stays out)."""
+    return cls(p.X_train, p.y_train, p.X_val, p.y_val, **extra)
+
   @property
   def n_vars(self) -> int:
     return self.X_train.shape[1]
