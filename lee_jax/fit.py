@@ -413,7 +413,11 @@ def fit_backend(backend: str | None = None) -> str:
 def default_layout(backend: str | None = None) -> str:
   """`fit_batch`'s layout on its backend (`fit_backend`): "branch" on the CPU, else
   ACCEL_LAYOUT."""
-  return "branch" if fit_backend(backend) == "cpu" else ACCEL_LAYOUT
+  return _layout_on(fit_backend(backend))
+
+
+def _layout_on(platform: str) -> str:
+  return "branch" if platform == "cpu" else ACCEL_LAYOUT
 
 
 def _solve_spd(A, b):
@@ -565,7 +569,7 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20
 
   backend = fit_backend(backend)
   device = jax.devices(backend)[0]
-  layout = layout or default_layout(backend)
+  layout = layout or _layout_on(backend)  # backend already resolved: no second check
   if layout not in LAYOUTS:
     raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
   select_all = layout != "branch"
