@@ -33,11 +33,11 @@ import pathlib
 import sys
 
 import numpy as np
-from absl import app
 from absl import flags
 from absl import logging
 
 from lee_jax import checkpoints
+from lee_jax import cli
 from lee_jax import configs
 from lee_jax import datasets
 from lee_jax import trial
@@ -293,17 +293,15 @@ def main(argv):
   logging.set_verbosity(logging.WARNING)
   unknown = [t for t in _TABLE.value if t not in TABLES]
   if unknown or not _TABLE.value:
-    sys.exit(f"error: --table takes {', '.join(TABLES)} (got {','.join(_TABLE.value)})")
+    cli.fail(f"--table takes {', '.join(TABLES)} (got {','.join(_TABLE.value)})")
   if not 0 <= FLAGS.shard_index < FLAGS.num_shards:
-    sys.exit(f"error: need 0 <= --shard_index < --num_shards (got {FLAGS.shard_index}, {FLAGS.num_shards})")
+    cli.fail(f"need 0 <= --shard_index < --num_shards (got {FLAGS.shard_index}, {FLAGS.num_shards})")
   if FLAGS.random_model and (FLAGS.checkpoint or _NOVAE.value):
-    sys.exit("error: --random_model replaces the checkpoints; give one or the other")
+    cli.fail("--random_model replaces the checkpoints; give one or the other")
   if "vae" in _TABLE.value and not (_NOVAE.value or FLAGS.random_model):
-    sys.exit("error: --table=vae needs --checkpoint_novae (a use_vae=False model trained like "
-             "--checkpoint: python -m lee_jax.train --use_vae=false ...); there is none to compare")
-  names = FLAGS.datasets or [d.name for d in datasets.list_datasets() if d.group == _GROUP.value]
-  if not names:
-    sys.exit(f"error: no datasets in group {_GROUP.value!r}")
+    cli.fail("--table=vae needs --checkpoint_novae (a use_vae=False model trained like "
+              "--checkpoint: python -m lee_jax.train --use_vae=false ...); there is none to compare")
+  names = datasets.resolve(FLAGS.datasets, [_GROUP.value])
   tables = [TABLES[t] for t in _TABLE.value]
   try:
     jobs = plan(tables, names)
@@ -317,7 +315,7 @@ def main(argv):
     if not _AGG.value:
       run(jobs)
   except (ValueError, checkpoints.CheckpointError) as e:
-    sys.exit(f"error: {e}")
+    cli.fail(str(e))
   out = pathlib.Path(_OUT.value)
   out.mkdir(parents=True, exist_ok=True)
   for table in tables:
@@ -326,4 +324,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  app.run(main)
+  cli.run(main, ValueError)

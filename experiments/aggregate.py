@@ -15,8 +15,9 @@ import csv
 import pathlib
 import sys
 
-from absl import app
 from absl import flags
+
+from lee_jax import cli
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import sweep_results  # noqa: E402  (experiments/sweep_results.py, beside this script)
@@ -31,7 +32,7 @@ def main(argv):
   try:
     rows = sweep_results.method_rows(_RUNS.value, _PAPER.value)
   except sweep_results.SweepError as e:
-    sys.exit(f"error: {e}")
+    cli.fail(str(e))
   out = pathlib.Path(_OUT.value)
   out.mkdir(parents=True, exist_ok=True)
   head = "| method | " + " | ".join(f"{g} eps={n:g} R2 / C" for g, n in sweep_results.COLUMNS) + " |"
@@ -50,4 +51,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  app.run(main)
+  cli.run(main, ValueError)

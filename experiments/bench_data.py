@@ -13,8 +13,9 @@ buffer slot first, and the rate is taken over the later half of the timed batche
 
 import time
 
-from absl import app, flags
+from absl import flags
 
+from lee_jax import cli
 from lee_jax import pipeline
 
 _WORKERS = flags.DEFINE_list("workers", ["0", "2"], "Worker-process counts to measure.")
@@ -56,4 +57,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  app.run(main)
+  cli.run(main, ValueError)

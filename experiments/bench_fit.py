@@ -23,11 +23,11 @@ import time
 
 import jax
 import numpy as np
-from absl import app
 from absl import flags
 
 from lee_jax import cli
 from lee_jax import compile_cache
+from lee_jax import datasets
 from lee_jax import evaluate
 from lee_jax import expr as E
 from lee_jax import fit
@@ -41,21 +41,21 @@ import runner  # noqa: E402  (experiments/runner.py, beside this script)
 _CANDIDATES = flags.DEFINE_enum("candidates", "grammar", ["grammar", "search"],
                                 "grammar: synthetic candidates (--n, --batch, --rows); search: "
                                 "the calls of real search rounds (--datasets, --iterations).")
-_N = flags.DEFINE_integer("n", 256, "Candidates (grammar).")
-_BATCH = flags.DEFINE_integer("batch", 16, "Candidates per fitter call (grammar).")
-_ROWS = flags.DEFINE_integer("rows", 500, "Fit rows per dataset (grammar).")
+_N = flags.DEFINE_integer("n", 256, "Candidates (grammar).", lower_bound=1)
+_BATCH = flags.DEFINE_integer("batch", 16, "Candidates per fitter call (grammar).", lower_bound=1)
+_ROWS = flags.DEFINE_integer("rows", 500, "Fit rows per dataset (grammar).", lower_bound=2)
 _DATASETS = flags.DEFINE_list("datasets", None, "Datasets whose search calls are recorded "
                               "(search; default: the 14 Strogatz sets).")
-_ITERATIONS = flags.DEFINE_integer("iterations", 10, "Iterations of each recorded round (search).")
+_ITERATIONS = flags.DEFINE_integer("iterations", 10, "Iterations of each recorded round (search).", lower_bound=1)
 _CHECKPOINT = flags.DEFINE_string("checkpoint", None, "Model for the recorded rounds (search; "
                                   "default: the shipped one).")
-_STEPS = flags.DEFINE_integer("steps", 20, "LM steps (jax fitter).")
-_RESTARTS = flags.DEFINE_integer("restarts", 2, "LM starts per candidate (jax fitter).")
+_STEPS = flags.DEFINE_integer("steps", 20, "LM steps (jax fitter).", lower_bound=1)
+_RESTARTS = flags.DEFINE_integer("restarts", 2, "LM starts per candidate (jax fitter).", lower_bound=1)
 _SUB_ROWS = flags.DEFINE_integer("sub_rows", fit.SUB_ROWS,
-                                 "Rows of the subsample the LM steps run on (0: all rows).")
-_POLISH = flags.DEFINE_integer("polish", fit.POLISH, "LM steps on all rows after the subsample's.")
+                                 "Rows of the subsample the LM steps run on (0: all rows).", lower_bound=0)
+_POLISH = flags.DEFINE_integer("polish", fit.POLISH, "LM steps on all rows after the subsample's.", lower_bound=0)
 _LBFGS = flags.DEFINE_integer("lbfgs", 300, "L-BFGS-B max iterations (scipy fitter; grammar: "
-                              "search candidates keep their round's budget).")
+                              "search candidates keep their round's budget).", lower_bound=1)
 _LAYOUT = flags.DEFINE_enum("layout", None, list(fit.LAYOUTS), "How the jax fitter's calls "
                             "become instructions (fit.LAYOUTS; default: branch on the CPU, "
                             f"{fit.ACCEL_LAYOUT} elsewhere).")
@@ -66,12 +66,12 @@ _COMPARE = flags.DEFINE_string("compare_backend", None, "Also time the jax fitte
                                 "backend (its default layout unless --layout) in the same "
                                 "passes: e.g. gpu beside --backend=cpu on one machine.")
 _UNROLL = flags.DEFINE_integer("unroll", fit.UNROLL, "Instructions (lanes layout) or levels "
-                               "per loop iteration (not the branch layout); 0: all, no loop.")
+                               "per loop iteration (not the branch layout); 0: all, no loop.", lower_bound=0)
 _PIPELINED = flags.DEFINE_bool("pipelined", True, "Dispatch every LM call of a batch before "
                                 "reading any back (false: each read back before the next).")
 _LINEAR = flags.DEFINE_bool("linear", True, "Solve candidates affine in their constants by "
                             "one least-squares solve (fit.fit_linear) instead of LM.")
-_REPEATS = flags.DEFINE_integer("repeats", 3, "Timed passes per fitter (the median is reported).")
+_REPEATS = flags.DEFINE_integer("repeats", 3, "Timed passes per fitter (the median is reported).", lower_bound=1)
 _SEED = flags.DEFINE_integer("seed", 0, "Seed.")
 _COMPILE_ONLY = flags.DEFINE_bool("compile_only", False, "Compile the jax fitter's shapes (into "
                                    "the compilation cache) and exit: no timing, no scipy.")
@@ -148,7 +148,7 @@ def main(argv):
                          _LBFGS.value)
     source = f"grammar candidates, {_ROWS.value} rows"
   else:
-    names = _DATASETS.value or runner.group_names("strogatz")
+    names = datasets.resolve(_DATASETS.value, ["strogatz"])
     groups = search_groups(names, _ITERATIONS.value, _SEED.value, _CHECKPOINT.value)
     sizes = [len(nodes) for _, _, nodes, _ in groups]
     source = (f"the calls of {len(names)} `fast` rounds of {_ITERATIONS.value} iterations "
@@ -235,4 +235,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  app.run(main)
+  cli.run(main, ValueError)

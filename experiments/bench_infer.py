@@ -16,10 +16,10 @@ from __future__ import annotations
 import json
 
 import numpy as np
-from absl import app
 from absl import flags
 from absl import logging
 
+from lee_jax import cli
 from lee_jax import configs
 from lee_jax import datasets
 from lee_jax import engine as engine_lib
@@ -33,7 +33,7 @@ _RANDOM = flags.DEFINE_enum("random_model", None, list(configs.MODELS),
 _PRESET = flags.DEFINE_enum("preset", "fast", list(configs.PRESETS), "Search preset.")
 _MODE = flags.DEFINE_enum("mode", "combined", list(configs.MODES), "Search mode.")
 _DATASETS = flags.DEFINE_list("datasets", None, "Dataset names (default: all of --group).")
-_GROUP = flags.DEFINE_enum("group", "strogatz", list(datasets.GROUPS), "Dataset group.")
+_GROUP = flags.DEFINE_enum("group", "strogatz", list(datasets.GROUPS[:3]), "Dataset group.")
 _ROUNDS = flags.DEFINE_integer("rounds", None, "Override the preset's rounds.")
 _ITERS = flags.DEFINE_integer("iters", None, "Override the preset's iterations.")
 _WORKERS = flags.DEFINE_integer("workers", None, "Override the preset's worker processes.")
@@ -54,6 +54,7 @@ _PARTS = ("decode", "encode", "descend", "fit", "simplify", "score", "cmaes")
 def main(argv):
   del argv
   logging.set_verbosity(logging.WARNING)
+  names = datasets.resolve(_DATASETS.value, [_GROUP.value])  # a typo fails before the model loads
   if _RANDOM.value:
     eng, bundle = engine_lib.untrained(_RANDOM.value)
     source = f"untrained {_RANDOM.value}"
@@ -65,7 +66,6 @@ def main(argv):
                                   workers=_WORKERS.value, fitter=_FITTER.value,
                                   simplify_helpers=_HELPERS.value, overlap=_OVERLAP.value,
                                   simplify=_SIMPLIFY.value)
-  names = _DATASETS.value or [d.name for d in datasets.list_datasets() if d.group == _GROUP.value]
   print(f"model: {source}; preset {_PRESET.value} ({cfg.rounds} rounds x {cfg.iterations} "
         f"iterations, {cfg.workers} worker(s), {cfg.simplify_helpers} SymPy helper(s), "
         f"{cfg.fitter} fitter, {cfg.simplify} SymPy{', overlapped' if cfg.overlap else ''}), "
@@ -109,4 +109,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  app.run(main)
+  cli.run(main, ValueError)

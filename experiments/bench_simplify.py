@@ -18,10 +18,10 @@ import sys
 import time
 
 import numpy as np
-from absl import app
 from absl import flags
 from absl import logging
 
+from lee_jax import cli
 from lee_jax import complexity
 from lee_jax import expr as E
 
@@ -73,4 +73,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  app.run(main)
+  cli.run(main, ValueError)

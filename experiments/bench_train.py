@@ -19,12 +19,13 @@ Some GPU builds report no FLOP count even for the lowered program (jax 0.11.2 on
 import tempfile
 import time
 
-from absl import app, flags
+from absl import flags
 from flax import nnx
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from lee_jax import cli
 from lee_jax import configs, pipeline, sharding, trainer as train
 from lee_jax import model as model_lib
 
@@ -117,4 +118,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  app.run(main)
+  cli.run(main, ValueError)

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import json
 import pathlib
-import sys
 
 import numpy as np
-from absl import app
 from absl import flags
+
+from lee_jax import cli
 
 
 def _define_flags() -> None:
@@ -68,12 +68,12 @@ def compare(before: dict[tuple, dict], after: dict[tuple, dict], tie: float = 1e
 
 def main(argv):
   if len(argv) != 3:
-    sys.exit("error: usage: compare_runs.py BEFORE AFTER (results.jsonl files or folders)")
+    cli.fail("usage: compare_runs.py BEFORE AFTER (results.jsonl files or folders)")
   f = flags.FLAGS
   try:
     res = compare(read_cells(argv[1]), read_cells(argv[2]), f.tie)
   except (FileNotFoundError, ValueError, KeyError, json.JSONDecodeError) as e:
-    sys.exit(f"error: {e}")
+    cli.fail(str(e))
   print(f"{res['cells']} shared cells")
   for name in ("before", "after"):
     s = res[name]
@@ -87,4 +87,4 @@ def main(argv):
 
 if __name__ == "__main__":
   _define_flags()
-  app.run(main)
+  cli.run(main, ValueError, positional=2)

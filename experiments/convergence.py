@@ -26,9 +26,10 @@ import platform
 import sys
 
 import numpy as np
-from absl import app
 from absl import flags
 
+from lee_jax import cli
+from lee_jax import datasets
 from lee_jax import engine as engine_lib
 from lee_jax import expr as E
 
@@ -229,10 +230,10 @@ def _define_flags() -> None:
 def main(argv):
   del argv
   f = flags.FLAGS
-  names = f.datasets or runner.group_names(runner.STROGATZ)
+  names = datasets.resolve(f.datasets, [runner.STROGATZ])
   sets = runner.load_all(names)
   if f.pca_dataset and f.pca_dataset not in names:
-    sys.exit(f"error: --pca_dataset {f.pca_dataset} is not one of the datasets run "
+    cli.fail(f"--pca_dataset {f.pca_dataset} is not one of the datasets run "
              f"({', '.join(names)})")
   out = pathlib.Path(f.out_dir)
   written = run(runner.setup_from_flags(), sets, out, f.pca_dataset, f.noise, f.band)
@@ -241,4 +242,4 @@ def main(argv):
 
 if __name__ == "__main__":
   _define_flags()
-  app.run(main)
+  cli.run(main, ValueError)

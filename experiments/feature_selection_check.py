@@ -17,9 +17,9 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from absl import app
 from absl import flags
 
+from lee_jax import cli
 from lee_jax import datasets
 from lee_jax import feature_selection
 
@@ -57,7 +57,7 @@ def correlation_pick(X: np.ndarray, y: np.ndarray, k: int, spearman: bool) -> np
 def main(argv):
   del argv
   f = flags.FLAGS
-  names = [i.name for i in datasets.list_datasets() if i.group in f.group]
+  names = datasets.resolve(None, f.group)
   hits = {"knn": 0, "pearson": 0, "spearman": 0}
   misses, times, n = [], [], 0
   for name in names:
@@ -90,4 +90,4 @@ def main(argv):
 
 if __name__ == "__main__":
   _define_flags()
-  app.run(main)
+  cli.run(main, ValueError)

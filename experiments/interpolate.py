@@ -23,9 +23,9 @@ import sys
 
 import jax
 import numpy as np
-from absl import app
 from absl import flags
 
+from lee_jax import cli
 from lee_jax import evaluate
 from lee_jax import expr as E
 from lee_jax import score
@@ -179,12 +179,12 @@ def plot(rows: list[dict], a: str, b: str, label: str, path: pathlib.Path) -> No
 def main(argv):
   del argv
   if _STEPS.value < 2 or _SAMPLES.value < 0 or _N_EVAL.value < 2:
-    sys.exit("error: need --steps >= 2, --samples >= 0 and --n_eval >= 2")
+    cli.fail("need --steps >= 2, --samples >= 0 and --n_eval >= 2")
   eng, label = latent.engine_from_flags()
   try:
     tree_a, tree_b = parse(_A.value, eng.cfg.max_len), parse(_B.value, eng.cfg.max_len)
   except ValueError as e:
-    sys.exit(f"error: {e}")
+    cli.fail(str(e))
   out = pathlib.Path(latent.OUT_DIR.value or "experiments/results/interpolation")
   out.mkdir(parents=True, exist_ok=True)
   rows = interpolate(eng, tree_a, tree_b, _STEPS.value, latent.SEED.value, _SAMPLES.value,
@@ -197,4 +197,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  app.run(main)
+  cli.run(main, ValueError)

@@ -6,12 +6,12 @@ The model flags live here, once, so both scripts can be imported into one proces
 
 from __future__ import annotations
 
-import sys
 
 import numpy as np
 from absl import flags
 
 from lee_jax import checkpoints
+from lee_jax import cli
 from lee_jax import configs
 from lee_jax import engine as engine_lib
 from lee_jax import evaluate
@@ -52,11 +52,11 @@ def load_engine(checkpoint: str | None, random_model: str | None) -> engine_lib.
 def engine_from_flags() -> tuple[engine_lib.Engine, str]:
   """(Engine, label) from --checkpoint / --random_model; exits with one line on a bad choice."""
   if CHECKPOINT.value and RANDOM_MODEL.value:
-    sys.exit("error: pass --checkpoint or --random_model, not both")
+    cli.fail("pass --checkpoint or --random_model, not both")
   try:
     eng = load_engine(CHECKPOINT.value, RANDOM_MODEL.value)
   except (ValueError, checkpoints.CheckpointError) as e:
-    sys.exit(f"error: {e}")
+    cli.fail(str(e))
   return eng, model_label(CHECKPOINT.value, RANDOM_MODEL.value)
 
 

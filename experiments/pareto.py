@@ -17,8 +17,9 @@ import pathlib
 import sys
 
 import numpy as np
-from absl import app
 from absl import flags
+
+from lee_jax import cli
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import sweep_results  # noqa: E402  (experiments/sweep_results.py, beside this script)
@@ -88,10 +89,10 @@ def main(argv):
   try:
     rows = sweep_results.method_rows(f.runs, f.paper_rows)
   except sweep_results.SweepError as e:
-    sys.exit(f"error: {e}")
+    cli.fail(str(e))
   pts = points(rows)
   if not pts:
-    sys.exit("error: no points to plot (give --runs, or keep --paper_rows)")
+    cli.fail("no points to plot (give --runs, or keep --paper_rows)")
   out = pathlib.Path(f.out_dir)
   out.mkdir(parents=True, exist_ok=True)
   table, written = [], []
@@ -108,4 +109,4 @@ def main(argv):
 
 if __name__ == "__main__":
   define_flags()
-  app.run(main)
+  cli.run(main, ValueError)

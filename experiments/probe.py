@@ -22,9 +22,9 @@ import sys
 import time
 
 import numpy as np
-from absl import app
 from absl import flags
 
+from lee_jax import cli
 from lee_jax import expr as E
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -126,7 +126,7 @@ def main(argv):
   del argv
   n = latent.n_or(5000)
   if n < 20 or _BATCH.value < 1 or not 0 < _TEST_FRACTION.value < 1:
-    sys.exit("error: need --n >= 20, --batch >= 1 and 0 < --test_fraction < 1")
+    cli.fail("need --n >= 20, --batch >= 1 and 0 < --test_fraction < 1")
   eng, label = latent.engine_from_flags()
   out = pathlib.Path(latent.OUT_DIR.value or "experiments/results/probe")
   out.mkdir(parents=True, exist_ok=True)
@@ -148,4 +148,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  app.run(main)
+  cli.run(main, ValueError)

@@ -30,10 +30,10 @@ import time
 
 import jax
 import numpy as np
-from absl import app
 from absl import flags
 from flax import nnx
 
+from lee_jax import cli
 from lee_jax import configs
 from lee_jax import engine as engine_lib
 from lee_jax import evaluate
@@ -192,7 +192,7 @@ def main(argv):
   del argv
   n = latent.n_or(1000)
   if n < 1 or _LOSS_BATCHES.value < 1 or _FIT_ITERS.value < 0:
-    sys.exit("error: need --n >= 1, --loss_batches >= 1 and --fit_iters >= 0")
+    cli.fail("need --n >= 1, --loss_batches >= 1 and --fit_iters >= 0")
   eng, label = latent.engine_from_flags()
   out = pathlib.Path(latent.OUT_DIR.value or "experiments/results/quality")
   out.mkdir(parents=True, exist_ok=True)
@@ -209,4 +209,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  app.run(main)
+  cli.run(main, ValueError)

@@ -15,6 +15,7 @@ import sys
 from absl import flags
 
 from lee_jax import checkpoints
+from lee_jax import cli
 from lee_jax import configs
 from lee_jax import datasets
 from lee_jax import engine as engine_lib
@@ -98,7 +99,7 @@ def model_search_defaults(checkpoint: str | None, random_model: str | None) -> d
   try:
     return dict(sweep.search_defaults(checkpoint, random_model))
   except checkpoints.CheckpointError as e:
-    sys.exit(f"error: {e}")
+    cli.fail(str(e))
 
 
 @functools.cache  # a process (a test session) builds and compiles each size once
@@ -114,22 +115,18 @@ def load_engine(checkpoint: str | None, random_model: str | None
   try:
     eng, bundle = engine_lib.load(checkpoint)
   except checkpoints.CheckpointError as e:
-    sys.exit(f"error: {e}")
+    cli.fail(str(e))
   return eng, bundle, sweep.model_source(checkpoint)
-
-
-def group_names(group: str) -> list[str]:
-  return [d.name for d in datasets.list_datasets() if d.group == group]
 
 
 def load_all(names: list[str]) -> dict[str, datasets.Dataset]:
   """Every named dataset, loaded before any search starts so a typo fails at once."""
   if not names:
-    sys.exit("error: no datasets given")
+    cli.fail("no datasets given")
   try:
     return {name: datasets.load_dataset(name) for name in names}
   except datasets.DataError as e:
-    sys.exit(f"error: {e}")
+    cli.fail(str(e))
 
 
 def fast_rounds(names: list[str], iterations: int, seed: int, checkpoint: str | None,

@@ -20,11 +20,11 @@ from __future__ import annotations
 import pathlib
 import sys
 
-from absl import app
 from absl import flags
 from absl import logging
 
 from lee_jax import checkpoints
+from lee_jax import cli
 from lee_jax import datasets
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -58,17 +58,22 @@ def main(argv):
              else f"srbench_{_METHOD.value}")
   out_dir = pathlib.Path(_OUT.value or f"experiments/results/{default}")
   if _SUMMARY.value:
+    if not (out_dir / "results.jsonl").is_file():
+      raise ValueError(f"{out_dir} holds no results.jsonl (is it a sweep's --out_dir?)")
     print(summary(read_results(out_dir / "results.jsonl")))
     return
+  try:
+    noises = tuple(float(n) for n in _NOISE.value)
+  except ValueError:
+    raise ValueError(f"--noise takes numbers, got {','.join(_NOISE.value)}") from None
   if not 0 <= FLAGS.shard_index < FLAGS.num_shards:
-    sys.exit(f"error: need 0 <= --shard_index < --num_shards (got {FLAGS.shard_index}, {FLAGS.num_shards})")
-  groups = list(datasets.GROUPS[:3]) if "all" in _GROUP.value else _GROUP.value
-  names = FLAGS.datasets or [d.name for d in datasets.list_datasets() if d.group in groups]
+    cli.fail(f"need 0 <= --shard_index < --num_shards (got {FLAGS.shard_index}, {FLAGS.num_shards})")
+  names = datasets.resolve(FLAGS.datasets, _GROUP.value)
   overrides = runner.search_overrides(*runner.SWEEP_OVERRIDES, "pool_size", "temperature",
                                       "latent_noise")
   try:
     sweep = sweep_lib.Sweep(
-        out_dir, tuple(names), tuple(float(n) for n in _NOISE.value), _TRIALS.value,
+        out_dir, tuple(names), noises, _TRIALS.value,
         seed=FLAGS.seed, method=_METHOD.value, preset=FLAGS.preset, mode=FLAGS.mode,
         overrides=tuple(overrides.items()),
         model_defaults=sweep_lib.search_defaults(FLAGS.checkpoint, FLAGS.random_model) if (
@@ -81,9 +86,9 @@ def main(argv):
     model = sweep_lib.load_model(FLAGS.checkpoint, FLAGS.random_model) if lee else None
     sweep_lib.run(sweep, model, warmup=FLAGS.warmup)
   except (ValueError, checkpoints.CheckpointError) as e:
-    sys.exit(f"error: {e}")
+    cli.fail(str(e))
   print(summary(read_results(sweep.results)))
 
 
 if __name__ == "__main__":
-  app.run(main)
+  cli.run(main, ValueError)

@@ -28,8 +28,9 @@ import sys
 
 import jax
 import numpy as np
-from absl import app
 from absl import flags
+
+from lee_jax import cli
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import runner  # noqa: E402  (experiments/runner.py, beside this script)
@@ -174,10 +175,10 @@ def main(argv):
     try:
       runs = sweep_results.parse_runs(f.runs)
     except sweep_results.SweepError as e:
-      sys.exit(f"error: {e}")
+      cli.fail(str(e))
     cells = read(runs)
     if not cells:
-      sys.exit(f"error: no cell with timings in {', '.join(str(p) for _, p in runs)}")
+      cli.fail(f"no cell with timings in {', '.join(str(p) for _, p in runs)}")
     header = ["machine: not recorded by srbench.py (table written on " + machine() + ")",
               "source: " + ", ".join(f"{label} = {'+'.join(map(str, folders))}" for label, folders in runs)]
   else:
@@ -197,4 +198,4 @@ def main(argv):
 
 if __name__ == "__main__":
   _define_flags()
-  app.run(main)
+  cli.run(main, ValueError)

@@ -16,10 +16,10 @@ import json
 import time
 
 import numpy as np
-from absl import app
 from absl import flags
 
 from lee_jax import LEERegressor
+from lee_jax import cli
 from lee_jax import datasets
 
 def _define_flags() -> None:
@@ -85,4 +85,4 @@ def main(argv):
 
 if __name__ == "__main__":
   _define_flags()
-  app.run(main)
+  cli.run(main, ValueError)

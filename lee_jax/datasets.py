@@ -388,10 +388,37 @@ def _load_cached(name: str, data_dir: str | None, feynman_rows: int) -> Dataset:
     return _dataset_from_text(_read_text(f), "\t", name, name, group, "target", None, formula)
   if group == "feynman" and formula and ranges:
     return _feynman(name, formula, ranges, feynman_rows)
-  names = _all_names(data_dir)
+  raise _unknown(name, _all_names(data_dir))
+
+
+def _unknown(name: str, names: list[str]) -> DataError:
   close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
   hint = f"; did you mean {', '.join(close)}?" if close else ""
-  raise DataError(f"unknown dataset {name!r}{hint} (--list shows all {len(names)})")
+  return DataError(f"unknown dataset {name!r}{hint} (--list shows all {len(names)})")
+
+
+def check_names(names: Sequence[str], data_dir: str | os.PathLike | None = None) -> None:
+  """DataError for the first name that is not a dataset (without loading any): a sweep
+  checks its whole list before it starts."""
+  known = _all_names(_norm_dir(data_dir))
+  for name in names:
+    if name not in known:
+      raise _unknown(name, known)
+
+
+def resolve(names: Sequence[str] | None, groups: Sequence[str]) -> list[str]:
+  """The datasets a sweep runs: `names` if given (each checked), else every dataset of
+  `groups` ('all': the three SRBench groups), in listing order. DataError on an unknown
+  group or name, or when nothing is left."""
+  if names:
+    check_names(names)
+    return list(names)
+  srbench = GROUPS[:3]
+  wanted = set(srbench) if "all" in groups else set(groups)
+  bad = sorted(wanted - set(srbench))
+  if bad or not wanted:
+    raise DataError(f"unknown group {', '.join(bad) or '(none)'}; groups are {', '.join(srbench)} or all")
+  return [d.name for d in list_datasets() if d.group in wanted]
 
 
 def _table_shape(f) -> tuple[int, int]:

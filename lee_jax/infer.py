@@ -106,8 +106,12 @@ def load_input() -> datasets.Dataset:
                              _SELECT.value)
     X, y, w = datasets.weighted_rows(ds.X, ds.y, ds.weights)  # rows of weight 0 leave
     return dataclasses.replace(ds, X=X, y=y, weights=w)
-  if _WEIGHTS.value is not None:
-    raise datasets.DataError("--weights names a column of a --data table")
+  # A shipped dataset has fixed columns: a column flag would be ignored, so say so instead.
+  for flag, given in (("weights", _WEIGHTS.value is not None),
+                      ("features", _FEATURES.value is not None),
+                      ("target", _TARGET.value != _TARGET.default)):
+    if given:
+      raise datasets.DataError(f"--{flag} names a column of a --data table (not of --dataset)")
   datasets.check_select_k_best(_SELECT.value)
   ds = datasets.load_dataset(_DATASET.value, _DATA_DIR.value)
   return ds if _SELECT.value is None else datasets.select_columns(ds, _SELECT.value)

@@ -13,6 +13,7 @@ params to WORKDIR/export (the latest phase) and WORKDIR/export_phaseN. Multi-hos
 from __future__ import annotations
 
 import pathlib
+import tempfile
 import time
 
 from absl import flags
@@ -127,6 +128,12 @@ def main(argv):
   sharding.initialize_distributed()
   compile_cache.enable()
   cfg, phases = config_from_flags()
+  try:  # an unusable workdir is bad input, found before the model is built
+    cfg.workdir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryFile(dir=cfg.workdir):
+      pass
+  except OSError as e:
+    raise TrainError(f"cannot write to --workdir={cfg.workdir}: {e.strerror or e}") from None
   deadline = time.time() + cfg.max_seconds if cfg.max_seconds > 0 else None
   for phase in phases:
     result = train_phase(cfg, phase, deadline)

@@ -77,6 +77,16 @@ class TrainConfig:
       raise TrainError("--anneal_by_deadline needs --max_seconds (the deadline it anneals to)")
     if self.fused_refine not in configs.FUSED_REFINE:
       raise TrainError(f"--fused_refine must be one of {configs.FUSED_REFINE}, got {self.fused_refine!r}")
+    # A negative rate would climb the loss and a negative decay grow the weights: both run
+    # without complaint, so they are refused here.
+    if not 0 <= self.min_lr <= self.lr:  # (lr 0: params that cannot move, for tests)
+      raise TrainError(f"need 0 <= --min_lr <= --lr, got {self.min_lr:g} and {self.lr:g}")
+    for name, value in (("warmup", self.warmup), ("weight_decay", self.weight_decay),
+                        ("max_seconds", self.max_seconds), ("workers", self.workers)):
+      if not value >= 0:
+        raise TrainError(f"--{name} must be >= 0, got {value:g}")
+    if not self.clip_norm > 0:
+      raise TrainError(f"--clip_norm must be > 0, got {self.clip_norm:g}")
 
 
 class TargetState(NamedTuple):

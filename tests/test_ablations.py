@@ -97,12 +97,12 @@ def test_every_shared_search_flag_reaches_every_setting(tmp_path):
 
 def test_vae_table_needs_a_real_no_vae_checkpoint(tmp_path):
   r = _run(tmp_path, "--table=vae", *SMALL)
-  assert r.returncode == 1 and r.stderr.count("\n") == 1 and "--checkpoint_novae" in r.stderr
+  assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--checkpoint_novae" in r.stderr
   assert not tmp_path.exists() or not any(tmp_path.iterdir())
   # A VAE model given as the no-VAE one is refused before any cell runs.
   ckpt = helpers.export_tiny(tmp_path / "tiny")
   r = _run(tmp_path / "out", "--table=vae", f"--checkpoint={ckpt}", f"--checkpoint_novae={ckpt}", *SMALL)
-  assert r.returncode == 1 and r.stderr.count("\n") == 1, r.stderr
+  assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
   assert "has use_vae=True" in r.stderr
   assert not list((tmp_path / "out").glob("*/results.jsonl"))
 

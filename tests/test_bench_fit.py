@@ -36,3 +36,6 @@ def test_compile_only_and_a_missing_backend():
   bad = _run("--compare_backend=gpu")  # this CPU-only JAX has no GPU
   assert bad.returncode == 2 and "backend 'gpu' is not available" in bad.stderr
   assert "Traceback" not in bad.stderr
+  for flag in ("--n=0", "--repeats=0", "--candidates=search --datasets=strogatz_lv"):
+    bad = _run(*flag.split())
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1, bad.stderr

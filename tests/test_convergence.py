@@ -85,6 +85,6 @@ def test_an_unknown_dataset_is_a_one_line_error(tmp_path):
                       "--random_model=tiny", f"--out_dir={tmp_path}",
                       "--datasets=strogatz_lv1,strogatz_nope"],
                      capture_output=True, text=True, timeout=120, cwd=REPO)
-  assert r.returncode == 1
+  assert r.returncode == 2
   assert r.stderr.splitlines()[-1].startswith("error: unknown dataset 'strogatz_nope'")
   assert not list(tmp_path.iterdir())  # nothing written

@@ -90,6 +90,19 @@ def _write_pmlb(root, name, header, rows):
   (root / name / f"{name}.tsv.gz").write_bytes(gzip.compress(text.encode()))
 
 
+def test_resolve_names_and_groups_for_sweeps():
+  strogatz = D.resolve(None, ["strogatz"])
+  assert len(strogatz) == 14 and all(n.startswith("strogatz_") for n in strogatz)
+  assert len(D.resolve(None, ["all"])) == 14 + 119 + 72
+  assert len(D.resolve(None, ["strogatz", "blackbox"])) == 14 + 72
+  assert D.resolve(["192_vineyard", "strogatz_lv1"], ["feynman"]) == ["192_vineyard", "strogatz_lv1"]
+  with pytest.raises(D.DataError, match="strogatz_shearflow1"):  # checked, with a hint
+    D.resolve(["strogatz_lv1", "strogatz_shearflw1"], ["strogatz"])
+  for groups in (["strogatz", "strogtz"], ["user"], []):  # no user tables ship
+    with pytest.raises(D.DataError, match="unknown group"):
+      D.resolve(None, groups)
+
+
 def test_pmlb_layout_data_dir(tmp_path):
   rng = np.random.default_rng(0)
   _write_pmlb(tmp_path, "mine", ["a", "b", "target"], rng.normal(size=(30, 3)))

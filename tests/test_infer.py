@@ -79,6 +79,9 @@ def test_select_k_best_searches_a_wide_table(tmp_path):
     (["--data", "nope.csv"], "no such file"),
     (["--seed", "abc", "--dataset", "strogatz_lv1"], "seed"),
     (["--dataset", "strogatz_lv1", "--checkpoint", "/nonexistent/run"], "/nonexistent/run"),
+    # column flags belong to --data: with --dataset they would be silently ignored
+    (["--dataset", "strogatz_lv1", "--features", "zz"], "--features names a column"),
+    (["--dataset", "strogatz_lv1", "--target", "q"], "--target names a column"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, needle):
   r = _infer(*args)

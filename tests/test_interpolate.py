@@ -70,7 +70,7 @@ def test_bad_expressions_are_one_line_errors():
   assert latent.n_vars_of(A, E.from_prefix("mul x2 x0".split())) == 3
 
 
-def test_main_writes_labelled_csv_and_figure(eng, tmp_path, monkeypatch):
+def test_main_writes_labelled_csv_and_figure(eng, tmp_path, monkeypatch, capsys):
   monkeypatch.setattr(latent, "load_engine", lambda checkpoint, random_model: eng)
   with flagsaver.flagsaver(random_model="tiny", out_dir=str(tmp_path), steps=4, samples=1):
     interpolate.main([])
@@ -83,4 +83,5 @@ def test_main_writes_labelled_csv_and_figure(eng, tmp_path, monkeypatch):
   with flagsaver.flagsaver(random_model="tiny", out_dir=str(tmp_path), a="add x0"):
     with pytest.raises(SystemExit) as e:
       interpolate.main([])
-  assert str(e.value.code).startswith("error: cannot use expression 'add x0'")
+  assert e.value.code == 2
+  assert capsys.readouterr().err.startswith("error: cannot use expression 'add x0'")

@@ -89,5 +89,5 @@ def test_end_to_end_with_a_sweep_folder_and_the_paper_rows(tmp_path):
 
 def test_a_missing_results_folder_is_a_one_line_error(tmp_path):
   r = _pareto(f"--runs=mine={tmp_path / 'nowhere'}", f"--out_dir={tmp_path / 'out'}")
-  assert r.returncode == 1 and r.stderr.strip().startswith("error: no results.jsonl in")
+  assert r.returncode == 2 and r.stderr.strip().startswith("error: no results.jsonl in")
   assert not (tmp_path / "out").exists()

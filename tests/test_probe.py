@@ -79,7 +79,7 @@ def test_held_out_latents_and_probe_rows(eng):
   assert rows[-1]["classes"] == len(set(labels)) and set(labels) <= set(range(1, 11))
 
 
-def test_main_writes_labelled_tables_and_rejects_bad_models(eng, tmp_path, monkeypatch):
+def test_main_writes_labelled_tables_and_rejects_bad_models(eng, tmp_path, monkeypatch, capsys):
   real_load = latent.load_engine
   monkeypatch.setattr(latent, "load_engine", lambda checkpoint, random_model: eng)
   with flagsaver.flagsaver(random_model="tiny", out_dir=str(tmp_path), n=40, batch=64):
@@ -97,4 +97,5 @@ def test_main_writes_labelled_tables_and_rejects_bad_models(eng, tmp_path, monke
     with flagsaver.flagsaver(out_dir=str(tmp_path), **flags):
       with pytest.raises(SystemExit) as e:
         probe.main([])
-    assert str(e.value.code).startswith(message) and "\n" not in str(e.value.code)
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and err.startswith(message) and err.count("\n") == 1, err

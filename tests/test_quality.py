@@ -74,7 +74,7 @@ def test_an_oracle_decoder_scores_perfect_reconstruction(eng, monkeypatch):
   assert calls == [(24, helpers.TINY.d_z)] * 2
 
 
-def test_main_writes_json_and_markdown(eng, tmp_path, monkeypatch):
+def test_main_writes_json_and_markdown(eng, tmp_path, monkeypatch, capsys):
   monkeypatch.setattr(latent, "load_engine", lambda checkpoint, random_model: eng)
   with flagsaver.flagsaver(random_model="tiny", out_dir=str(tmp_path), n=16, loss_batches=1):
     quality.main([])
@@ -87,4 +87,4 @@ def test_main_writes_json_and_markdown(eng, tmp_path, monkeypatch):
   with flagsaver.flagsaver(random_model="tiny", out_dir=str(tmp_path), n=0):
     with pytest.raises(SystemExit) as e:
       quality.main([])
-  assert str(e.value.code).startswith("error: need --n")
+  assert e.value.code == 2 and capsys.readouterr().err.startswith("error: need --n")

@@ -45,6 +45,18 @@ def test_sweep_records_each_cell_once_and_resumes(tmp_path):
   assert "1 to run" in r.stdout
 
 
+@pytest.mark.parametrize("args,needle", [
+    (["--group=strogatz,feynmann"], "unknown group feynmann"),
+    (["--datasets=strogatz_lv1,strogatz_glidr1"], "did you mean strogatz_glider1"),
+    (["--noise=0,abc"], "--noise takes numbers"),
+    (["--summary_only"], "holds no results.jsonl"),
+])
+def test_bad_sweep_input_is_one_line_before_any_cell(tmp_path, args, needle):
+  r = _run(tmp_path / "out", *args)
+  assert r.returncode == 2 and r.stderr.count("\n") == 1 and needle in r.stderr, r.stderr
+  assert not (tmp_path / "out").exists()  # nothing recorded, not even an error cell
+
+
 @pytest.mark.slow
 def test_pool_size_is_recorded_and_a_folder_never_mixes_settings(tmp_path):
   args = ["--datasets=strogatz_glider1", "--noise=0.1"]
@@ -59,7 +71,7 @@ def test_pool_size_is_recorded_and_a_folder_never_mixes_settings(tmp_path):
   assert r.returncode == 0, r.stderr
   assert "1 cells already" in r.stdout and "0 to run" in r.stdout
   r = _run(tmp_path, *args, "--pool_size=8", "--mode=iterative", "--trials=2")
-  assert r.returncode == 1 and r.stderr.count("\n") == 1, r.stderr
+  assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
   assert "other settings" in r.stderr and "'mode': ('combined', 'iterative')" in r.stderr
   # Nor does another pool size, seed or model; the preset's own P=16 is no override.
   sys.path.insert(0, str(REPO / "experiments"))

@@ -149,6 +149,26 @@ def test_cli_missing_previous_phase_is_one_line_error(tmp_path):
   assert "--phase=2" in r.stderr and r.stderr.count("\n") == 1
 
 
+@pytest.mark.parametrize("kw,needle", [
+    ({"lr": -1e-3}, "--min_lr <= --lr"), ({"min_lr": 1.0}, "--min_lr <= --lr"),
+    ({"warmup": -1}, "--warmup"), ({"weight_decay": -0.1}, "--weight_decay"),
+    ({"clip_norm": 0.0}, "--clip_norm"), ({"workers": -2}, "--workers"),
+])
+def test_settings_that_would_train_the_wrong_way_are_refused(tmp_path, kw, needle):
+  with pytest.raises(train.TrainError, match=needle):
+    dataclasses.replace(_cfg(tmp_path), **kw)
+
+
+def test_cli_unwritable_workdir_is_one_line_error(tmp_path):
+  blocker = tmp_path / "file"
+  blocker.write_text("not a directory")
+  r = subprocess.run(_cli(blocker / "run", "--phase=1", "--init=scratch"), capture_output=True,
+                     text=True, timeout=120)
+  assert r.returncode == 2
+  assert "cannot write to --workdir" in r.stderr and r.stderr.count("\n") == 1
+  assert blocker.read_text() == "not a directory"
+
+
 def test_single_process_does_not_start_distributed(monkeypatch):
   from lee_jax import sharding
   for var in ("JAX_COORDINATOR_ADDRESS", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE"):
