@@ -63,10 +63,11 @@ def test_probe_points_lie_between_training_rows():
 
 def test_bounded_rejects_a_pole_between_the_data_and_keeps_smooth_fits():
   rng = np.random.default_rng(0)
-  x = np.concatenate([rng.uniform(-5, -0.3, 120), rng.uniform(0.3, 5, 120)])[:, None]
-  y = np.sin(x[:, 0])  # |c/x| <= 1 at every training row for c = 0.3
+  # Rows ~0.12 apart on both sides of a gap of 0.2: a test row can land next to x = 0.
+  x = np.concatenate([rng.uniform(-5, -0.1, 40), rng.uniform(0.1, 5, 40)])[:, None]
+  y = np.sin(x[:, 0])  # |c/x| <= 1 at every training row for c = 0.1
   probe = score.probe_points(x, 16384, rng)
-  pole = _tree("0.3/x0", 1)
+  pole = _tree("0.1/x0", 1)
   assert np.all(np.abs(evaluate.evaluate_numpy(pole, x)) <= 1.0 + 1e-12)
   assert not score.bounded(pole, probe, x, y)
   # Judged against their own range at the rows too: a poor fit is not a pole.
@@ -76,6 +77,23 @@ def test_bounded_rejects_a_pole_between_the_data_and_keeps_smooth_fits():
   # The same pole is fine where no training point is on its other side.
   right = x[x[:, 0] > 0]
   assert score.bounded(pole, score.probe_points(right, 4096, rng), right, np.sin(right[:, 0]))
+
+
+def test_a_pole_in_a_gap_the_data_never_enter_is_kept():
+  # shearflow1's law cot(y) cos(x): its trajectories stay off y = 0, so rows lie on both
+  # sides of the pole with a wide empty band between them (here |y| < 1 against rows
+  # ~0.03 apart). Test rows come from the same trajectories, so the exact law must pass;
+  # segments between random pairs of rows would cross the band and reject it.
+  rng = np.random.default_rng(1)
+  y_col = np.concatenate([rng.uniform(-3, -1, 120), rng.uniform(1, 3, 120)])
+  X = np.stack([rng.uniform(-4, 4, 240), y_col], axis=1)
+  law = _tree("cos(x0)/tan(x1)", 2)
+  target = evaluate.evaluate_numpy(law, X)
+  for seed in range(5):
+    assert score.bounded(law, score.probe_points(X, 65536, np.random.default_rng(seed)), X, target)
+  # Random pairs (the neighbourhood as large as the data) do cross it.
+  wide = score.probe_points(X, 65536, np.random.default_rng(0), neighbours=239)
+  assert not score.bounded(law, wide, X, target)
 
 
 def test_weighted_r2_is_sklearns_and_batched_r2_agrees():
