@@ -1,5 +1,4 @@
 import numpy as np
-import pytest
 
 from lee_jax import polynomial as P
 from lee_jax import score
