@@ -36,7 +36,6 @@ import numpy as np
 from absl import flags
 from absl import logging
 
-from lee_jax import checkpoints
 from lee_jax import cli
 from lee_jax import configs
 from lee_jax import datasets
@@ -294,8 +293,7 @@ def main(argv):
   unknown = [t for t in _TABLE.value if t not in TABLES]
   if unknown or not _TABLE.value:
     cli.fail(f"--table takes {', '.join(TABLES)} (got {','.join(_TABLE.value)})")
-  if not 0 <= FLAGS.shard_index < FLAGS.num_shards:
-    cli.fail(f"need 0 <= --shard_index < --num_shards (got {FLAGS.shard_index}, {FLAGS.num_shards})")
+  runner.check_shard()
   if FLAGS.random_model and (FLAGS.checkpoint or _NOVAE.value):
     cli.fail("--random_model replaces the checkpoints; give one or the other")
   if "vae" in _TABLE.value and not (_NOVAE.value or FLAGS.random_model):
@@ -303,19 +301,16 @@ def main(argv):
               "--checkpoint: python -m lee_jax.train --use_vae=false ...); there is none to compare")
   names = datasets.resolve(FLAGS.datasets, [_GROUP.value])
   tables = [TABLES[t] for t in _TABLE.value]
-  try:
-    jobs = plan(tables, names)
-    if _DRY.value:
-      for folder, job in jobs.items():
-        cells, todo = job.sweep.cells(), job.sweep.todo()
-        print(f"{folder}: {job.setting.label}; noise {','.join(f'{n:g}' for n in job.sweep.noises)}; "
-              f"{len(cells)} cells in shard {FLAGS.shard_index}/{FLAGS.num_shards}, "
-              f"{len(cells) - len(todo)} done, {len(todo)} to run\n  {command(job)}")
-      return
-    if not _AGG.value:
-      run(jobs)
-  except (ValueError, checkpoints.CheckpointError) as e:
-    cli.fail(str(e))
+  jobs = plan(tables, names)  # a ValueError (CheckpointError is one) is one line via cli.run
+  if _DRY.value:
+    for folder, job in jobs.items():
+      cells, todo = job.sweep.cells(), job.sweep.todo()
+      print(f"{folder}: {job.setting.label}; noise {','.join(f'{n:g}' for n in job.sweep.noises)}; "
+            f"{len(cells)} cells in shard {FLAGS.shard_index}/{FLAGS.num_shards}, "
+            f"{len(cells) - len(todo)} done, {len(todo)} to run\n  {command(job)}")
+    return
+  if not _AGG.value:
+    run(jobs)
   out = pathlib.Path(_OUT.value)
   out.mkdir(parents=True, exist_ok=True)
   for table in tables:

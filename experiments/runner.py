@@ -93,6 +93,13 @@ def setup_from_flags() -> Setup:
   return Setup(*load_engine(f.checkpoint, f.random_model), cfg, f.mode, f.seed)
 
 
+def check_shard() -> None:
+  """One line and exit 2 unless 0 <= --shard_index < --num_shards (the sweep flags)."""
+  f = flags.FLAGS
+  if not 0 <= f.shard_index < f.num_shards:
+    cli.fail(f"need 0 <= --shard_index < --num_shards (got {f.shard_index}, {f.num_shards})")
+
+
 def model_search_defaults(checkpoint: str | None, random_model: str | None) -> dict:
   """The checkpoint's own search defaults (sweep.search_defaults); exits on a bad one."""
   try:

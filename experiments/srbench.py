@@ -23,7 +23,6 @@ import sys
 from absl import flags
 from absl import logging
 
-from lee_jax import checkpoints
 from lee_jax import cli
 from lee_jax import datasets
 
@@ -66,27 +65,25 @@ def main(argv):
     noises = tuple(float(n) for n in _NOISE.value)
   except ValueError:
     raise ValueError(f"--noise takes numbers, got {','.join(_NOISE.value)}") from None
-  if not 0 <= FLAGS.shard_index < FLAGS.num_shards:
-    cli.fail(f"need 0 <= --shard_index < --num_shards (got {FLAGS.shard_index}, {FLAGS.num_shards})")
+  runner.check_shard()
   names = datasets.resolve(FLAGS.datasets, _GROUP.value)
   overrides = runner.search_overrides(*runner.SWEEP_OVERRIDES, "pool_size", "temperature",
                                       "latent_noise")
-  try:
-    sweep = sweep_lib.Sweep(
-        out_dir, tuple(names), noises, _TRIALS.value,
-        seed=FLAGS.seed, method=_METHOD.value, preset=FLAGS.preset, mode=FLAGS.mode,
-        overrides=tuple(overrides.items()),
-        model_defaults=sweep_lib.search_defaults(FLAGS.checkpoint, FLAGS.random_model) if (
-            _METHOD.value == "lee") else (),
-        shard_index=FLAGS.shard_index, num_shards=FLAGS.num_shards)
-    sweep.search_config()  # a bad override or a mixed folder fail before the model loads
-    lee = _METHOD.value == "lee"
-    sweep_lib.check_settings(sweep.results, sweep.settings(
-        sweep_lib.model_source(FLAGS.checkpoint, FLAGS.random_model) if lee else None))
-    model = sweep_lib.load_model(FLAGS.checkpoint, FLAGS.random_model) if lee else None
-    sweep_lib.run(sweep, model, warmup=FLAGS.warmup)
-  except (ValueError, checkpoints.CheckpointError) as e:
-    cli.fail(str(e))
+  # A ValueError here (a bad override, a folder of another setting, a model that cannot
+  # load: CheckpointError is one) becomes one line through cli.run, before any cell runs.
+  sweep = sweep_lib.Sweep(
+      out_dir, tuple(names), noises, _TRIALS.value,
+      seed=FLAGS.seed, method=_METHOD.value, preset=FLAGS.preset, mode=FLAGS.mode,
+      overrides=tuple(overrides.items()),
+      model_defaults=sweep_lib.search_defaults(FLAGS.checkpoint, FLAGS.random_model) if (
+          _METHOD.value == "lee") else (),
+      shard_index=FLAGS.shard_index, num_shards=FLAGS.num_shards)
+  sweep.search_config()  # a bad override or a mixed folder fail before the model loads
+  lee = _METHOD.value == "lee"
+  sweep_lib.check_settings(sweep.results, sweep.settings(
+      sweep_lib.model_source(FLAGS.checkpoint, FLAGS.random_model) if lee else None))
+  model = sweep_lib.load_model(FLAGS.checkpoint, FLAGS.random_model) if lee else None
+  sweep_lib.run(sweep, model, warmup=FLAGS.warmup)
   print(summary(read_results(sweep.results)))
 
 
