@@ -29,7 +29,7 @@ STROGATZ = "strogatz"
 # The override flags define_search_flags(sweep=True) defines: a sweep runner passes every one
 # on (search_overrides(*SWEEP_OVERRIDES)), so none is accepted and then ignored.
 SWEEP_OVERRIDES = ("rounds", "iters", "workers", "simplify_helpers", "overlap", "fitter", "simplify",
-                   "n_init", "poly_terms", "poly_floor")
+                   "n_init", "poly_terms", "poly_floor", "sep_terms")
 
 
 def define_search_flags(datasets_help: str, mode: bool = True, sweep: bool = False) -> None:
@@ -59,6 +59,8 @@ def define_search_flags(datasets_help: str, mode: bool = True, sweep: bool = Fal
                          "1..T-term polynomials join each pool; 0 = none, the paper).")
     flags.DEFINE_bool("poly_floor", None, "Override the preset's poly_floor (the polynomial "
                       "seeds are answer candidates only, never parents).")
+    flags.DEFINE_integer("sep_terms", None, "Override the preset's separable seeds (the best "
+                         "1..T-term sums of products of one-variable functions; 0 = none, the paper).")
     flags.DEFINE_bool("warmup", False, "First run one short untimed trial (every round, one "
                       "gradient period) on the first cell's data: compilation and the worker "
                       "processes' start stay out of the cells' wall times.")

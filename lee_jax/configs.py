@@ -227,6 +227,9 @@ class SearchConfig:
   # True: the seeds are answer candidates only, like the baselines (never in the pool, never
   # re-encoded as parents), so they cannot pull a non-polynomial search their way.
   poly_floor: bool = False
+  # Our addition (0 = the paper): seed each pool with the best 1..sep_terms-term sums of
+  # products of two one-variable functions (cos(x)/tan(y), x - cos(y)/x; separable.py).
+  sep_terms: int = 0
   probe_points: int = 16384  # pole guard: points between training rows (score.bounded); 0 = off
   workers: int = 1  # rounds run concurrently in this many processes (1: in-process)
   # SymPy simplification (most of a CPU search) spread over this many helper processes
@@ -248,7 +251,7 @@ class SearchConfig:
       if getattr(self, name) < 1:
         raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
     for name in ("n_refresh", "n_grad", "lbfgs_first", "lbfgs_last", "probe_points",
-                 "simplify_helpers", "lm_sub_rows", "poly_terms", "grad_points"):
+                 "simplify_helpers", "lm_sub_rows", "poly_terms", "sep_terms", "grad_points"):
       if getattr(self, name) < 0:
         raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
     if self.overlap and not self.simplify_helpers:

@@ -81,6 +81,10 @@ _POLY_FLOOR = flags.DEFINE_bool("poly_floor", None,
                                 "The polynomial seeds are answer candidates only (never parents "
                                 "of new decodes), like the constant and linear baselines "
                                 "(default: the preset's).")
+_SEP = flags.DEFINE_integer("sep_terms", None,
+                            "Seed each round's pool with the best 1..T-term sums of products of "
+                            "two one-variable functions (cos(x)/tan(y)); 0 = none, the paper "
+                            "(default: the preset's).")
 _MAX_TIME = flags.DEFINE_float("max_time", None,
                                "Seconds per trial (default: no limit). Past it the search stops "
                                "refining and answers from what it has; round 1 always builds its "
@@ -128,7 +132,8 @@ def search_config() -> configs.SearchConfig:
                                      workers=_WORKERS.value, fitter=_FITTER.value,
                                      simplify_helpers=_HELPERS.value, overlap=_OVERLAP.value,
                                      latent_noise=_LATENT_NOISE.value, poly_terms=_POLY.value,
-                                     poly_floor=_POLY_FLOOR.value, simplify=_SIMPLIFY.value)
+                                     poly_floor=_POLY_FLOOR.value, sep_terms=_SEP.value,
+                                     simplify=_SIMPLIFY.value)
     if cfg.fitter == "jax":
       fit.fit_backend()  # $LEE_JAX_FIT_BACKEND names a platform here, before any search
     return cfg

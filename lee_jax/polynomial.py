@@ -5,7 +5,7 @@ are short polynomials (Lotka-Volterra's 3x - 2xy - x^2, van der Pol's 10y - 10/3
 10/3 x) are exactly what least squares finds in milliseconds, and what a small model can
 miss. For t = 1..T, the t monomials of degree <= `degree` whose least-squares fit explains
 the most (every t-subset where there are few, else greedy growth plus a round of swaps:
-`_best_subsets`; greedy selection alone misses Lotka-Volterra) become two seeds, with and
+`best_subsets`; greedy selection alone misses Lotka-Volterra) become two seeds, with and
 without an intercept. Seeds then compete in the pool like any candidate (their constants
 refitted, scored with the complexity penalty, usable as parents).
 """
@@ -57,7 +57,7 @@ def polynomial_node(terms: list[tuple[int, ...]], coefs: np.ndarray,
   return node if intercept is None else E.op("add", node, E.const(intercept))
 
 
-def _best_subsets(G: np.ndarray, b: np.ndarray, usable: np.ndarray, max_terms: int,
+def best_subsets(G: np.ndarray, b: np.ndarray, usable: np.ndarray, max_terms: int,
                   limit: int) -> list[list[int]]:
   """For t = 1..max_terms, the t columns whose least-squares fit explains the most, from
   their Gram matrix G and correlations b (centred data): every t-subset when there are at
@@ -98,38 +98,58 @@ def _best_subsets(G: np.ndarray, b: np.ndarray, usable: np.ndarray, max_terms: i
 def sparse_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None,
                 degree: int = DEGREE, max_terms: int = MAX_TERMS,
                 limit: int = SUBSET_LIMIT) -> list[E.Node]:
-  """The best 1..max_terms-term polynomials (`_best_subsets`), each with its (weighted)
+  """The best 1..max_terms-term polynomials (`best_subsets`), each with its (weighted)
   least-squares coefficients, with an intercept and without. Stops growing once a fit is
   exact. Empty when the data are too few or not finite."""
   X = np.asarray(X, np.float64)
-  y = np.asarray(y, np.float64)
-  n, k = X.shape
-  terms = monomials(k, degree)
+  terms = monomials(X.shape[1], degree)
   with np.errstate(all="ignore"):
     M = np.stack([np.prod(X ** np.asarray(e), axis=1) for e in terms], axis=1)
+  return column_fits(M, y, weights, max_terms, limit,
+                     lambda chosen, coefs, c0: polynomial_node([terms[c] for c in chosen], coefs, c0))
+
+
+def column_fits(M: np.ndarray, y: np.ndarray, weights: np.ndarray | None, max_terms: int,
+                limit: int, build) -> list[E.Node]:
+  """Seeds from the columns of M (one candidate term each, [n, D]): for t = 1..max_terms the
+  best t columns (`best_subsets`) with their weighted least-squares coefficients, as
+  build(columns, coefs, intercept) and as build(columns, coefs, None) through the origin.
+  Stops growing once a fit is exact; empty when the rows are too few or y is not finite."""
+  M = np.asarray(M, np.float64)
+  y = np.asarray(y, np.float64)
+  n = len(y)
   w = np.ones(n) if weights is None else np.asarray(weights, np.float64)
-  usable = np.isfinite(M).all(axis=0) & (np.ptp(M, axis=0) > 0)
-  if n < 2 * (max_terms + 1) or not np.isfinite(y).all() or not usable.any():
+  if n < 2 * (max_terms + 1) or not np.isfinite(y).all():
+    return []
+  Mc, yc, usable = centred(M, y, w)
+  if not usable.any():
     return []
   sw = np.sqrt(w / w.sum())
-  # Weighted centring takes the intercept out of the selection; the Gram matrix of the
-  # centred columns gives every subset's fit without touching the rows again.
-  Mc = (M - (w @ M) / w.sum()) * sw[:, None]
-  yc = (y - (w @ y) / w.sum()) * sw
-  Mc[:, ~usable] = 0.0
   sst = float(yc @ yc)
   out = []
-  for chosen in _best_subsets(Mc.T @ Mc, Mc.T @ yc, usable, max_terms, limit):
-    picked = [terms[c] for c in chosen]
+  for chosen in best_subsets(Mc.T @ Mc, Mc.T @ yc, usable, max_terms, limit):
     coefs, *_ = np.linalg.lstsq(Mc[:, chosen], yc, rcond=None)
     intercept = float((w @ (y - M[:, chosen] @ coefs)) / w.sum())
     if np.isfinite(coefs).all() and np.isfinite(intercept):
-      out.append(polynomial_node(picked, coefs, intercept))
+      out.append(build(chosen, coefs, intercept))
     raw, *_ = np.linalg.lstsq(M[:, chosen] * sw[:, None] * np.sqrt(w.sum()),
                               y * sw * np.sqrt(w.sum()), rcond=None)
     if np.isfinite(raw).all():  # the same terms through the origin
-      out.append(polynomial_node(picked, raw, None))
+      out.append(build(chosen, raw, None))
     resid = yc - Mc[:, chosen] @ coefs
     if float(resid @ resid) <= 1e-20 * sst:
       break
   return out
+
+
+def centred(M: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+  """(columns, target) centred and scaled by the square-root weights, and which columns are
+  usable (finite, not constant; the others zero). Weighted centring takes the intercept out
+  of the selection; the Gram matrix of the centred columns gives every subset's fit without
+  touching the rows again."""
+  usable = np.isfinite(M).all(axis=0) & (np.ptp(M, axis=0) > 0)
+  sw = np.sqrt(w / w.sum())
+  with np.errstate(all="ignore"):
+    Mc = (M - (w @ np.where(usable, M, 0.0)) / w.sum()) * sw[:, None]
+  Mc[:, ~usable] = 0.0
+  return Mc, (y - (w @ y) / w.sum()) * sw, usable

@@ -33,6 +33,7 @@ from lee_jax import engine as engine_lib
 from lee_jax import expr as E
 from lee_jax import fit
 from lee_jax import polynomial
+from lee_jax import separable
 from lee_jax import pool as pool_lib
 from lee_jax import score
 
@@ -355,6 +356,11 @@ class Round:
         self.floor = self.floor + seeds
       else:  # ordinary candidates: they can be evicted or become parents
         self.pool.merge(seeds)
+    if self.cfg.sep_terms:  # short sums of products of one-variable functions
+      with self.timer("separable"):
+        seeds = separable.separable_fits(*self.fit_rows, self.fit_weights,
+                                         max_terms=self.cfg.sep_terms)
+      self.pool.merge(self._score_apart(seeds, "separable"))
     if self.data.init_nodes:  # a warm start: earlier answers join the pool as candidates
       self.pool.merge(self._score_apart(self.data.init_nodes, "warm"))
     self.record(0)

@@ -1,0 +1,174 @@
+"""Separable seeds: the best 1..T-term sums of products of two unary functions of the data.
+
+The polynomial seeds (polynomial.py) cover laws that are short polynomials. Many other laws
+are short sums of products and ratios of one-variable functions: shear flow's cos(x)/tan(y),
+the glider's x - cos(y)/x, the bead's 0.5 sin(x - y) - sin(x) = 0.5 sin(x)cos(y) -
+0.5 cos(x)sin(y) - sin(x). A model that misses them from the scatter alone can still refine
+them once they are in the pool as parents (it decodes shear flow's law from the law's own
+tokens every time, never from its scatter). Each factor is u(x_i) or 1/u(x_i) for u in
+FUNCTIONS; a term is one factor or the product of two. Every term is scored by its own
+least-squares fit (the columns are streamed, never all held); the KEEP best go through the
+polynomial seeds' subset search (`polynomial.column_fits`), which gives the best 1..T-term
+sums with and without an intercept. Like the polynomial seeds they compete in the pool as
+ordinary candidates.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lee_jax import expr as E
+from lee_jax import polynomial
+
+MAX_TERMS = 3
+KEEP = 64  # terms, by their own fit, that the subset search sees
+FIRSTS = 8  # best single terms whose residuals are searched for a second term
+
+# name -> (values, node): a unary function as the vocabulary writes it.
+FUNCTIONS: dict[str, tuple] = {
+    "x": (lambda v: v, lambda x: x),
+    "sin": (np.sin, lambda x: E.op("sin", x)),
+    "cos": (np.cos, lambda x: E.op("cos", x)),
+    "tan": (np.tan, lambda x: E.op("tan", x)),
+    "tanh": (np.tanh, lambda x: E.op("tanh", x)),
+    "exp": (np.exp, lambda x: E.op("exp", x)),
+    "log": (np.log, lambda x: E.op("log", x)),
+    "sqrt": (np.sqrt, lambda x: E.op("sqrt", x)),
+    "sq": (np.square, lambda x: E.op("sq", x)),
+    "cube": (lambda v: v * v * v, lambda x: E.op("cube", x)),
+    "sin2": (lambda v: np.sin(v) ** 2, lambda x: E.op("sq", E.op("sin", x))),
+    "cos2": (lambda v: np.cos(v) ** 2, lambda x: E.op("sq", E.op("cos", x))),
+}
+
+Factor = tuple[int, str, int]  # (variable, function, power +1 or -1)
+
+
+def factors(X: np.ndarray) -> tuple[list[Factor], np.ndarray]:
+  """Every u(x_i) and 1/u(x_i) that is finite and not constant on the rows: ([F], [n, F])."""
+  specs, cols = [], []
+  with np.errstate(all="ignore"):
+    for i in range(X.shape[1]):
+      for name, (f, _) in FUNCTIONS.items():
+        v = f(X[:, i])
+        for p, col in ((1, v), (-1, 1.0 / v)):
+          if np.isfinite(col).all() and np.ptp(col) > 0:
+            specs.append((i, name, p))
+            cols.append(col)
+  return specs, (np.stack(cols, axis=1) if cols else np.zeros((len(X), 0)))
+
+
+def _fit_share(C: np.ndarray, Yc: np.ndarray, sw: np.ndarray, w: np.ndarray) -> np.ndarray:
+  """Share of each centred target's variance each column of C explains alone ([n, m] and
+  [n, J] -> [m, J]; 0 for non-finite or constant columns)."""
+  with np.errstate(all="ignore"):
+    Cc = (C - (w @ C) / w.sum()) * sw[:, None]
+    share = (Cc.T @ Yc) ** 2 / (np.einsum("nm,nm->m", Cc, Cc)[:, None] * np.sum(Yc * Yc, axis=0))
+  return np.where(np.isfinite(share), share, 0.0)
+
+
+def best_terms(X: np.ndarray, Yc: np.ndarray, w: np.ndarray,
+               keep: int = KEEP) -> list[tuple[Factor, ...]]:
+  """For each centred, weighted target (a column of Yc, [n, J]), the `keep` terms (one
+  factor or two) whose own least-squares fit to it explains the most; their union, best
+  first. Products of two factors are made one first factor at a time, so the [n, F^2]
+  matrix never exists (F = 24 per variable at most); the targets share that work."""
+  sw = np.sqrt(w / w.sum())
+  specs, V = factors(X)
+  terms: list[tuple[Factor, ...]] = []
+  scores: list[np.ndarray] = []  # [m, J] per block, aligned with terms
+
+  def prune():
+    s = np.concatenate(scores)
+    top = np.unique(np.argsort(-s, axis=0, kind="stable")[:keep].T.ravel())
+    top = top[np.argsort(-s[top].max(axis=1), kind="stable")]
+    terms[:] = [terms[t] for t in top]
+    scores[:] = [s[top]]
+
+  def offer(new_terms, C):
+    terms.extend(new_terms)
+    scores.append(_fit_share(C, Yc, sw, w))
+    if len(terms) > 4 * keep * Yc.shape[1]:
+      prune()
+
+  offer([(f,) for f in specs], V)
+  for a in range(len(specs) - 1):
+    # (u, +1) x (u, -1) is 1 and (u, p) x (u, p) a square: pairs of distinct functions only
+    rest = [b for b in range(a + 1, len(specs)) if specs[b][:2] != specs[a][:2]]
+    if rest:
+      with np.errstate(all="ignore"):
+        C = V[:, a:a + 1] * V[:, rest]
+      offer([(specs[a], specs[b]) for b in rest], C)
+  if not terms:
+    return []
+  prune()
+  return [t for t, s in zip(terms, scores[0].max(axis=1)) if s > 0]
+
+
+def term_values(terms: list[tuple[Factor, ...]], X: np.ndarray) -> np.ndarray:
+  """Values of terms on the rows of X: [n, len(terms)]."""
+  cols = []
+  with np.errstate(all="ignore"):
+    for term in terms:
+      col = np.ones(len(X))
+      for i, name, p in term:
+        col = col * FUNCTIONS[name][0](X[:, i]) ** p
+      cols.append(col)
+  return np.stack(cols, axis=1) if cols else np.zeros((len(X), 0))
+
+
+def term_node(term: tuple[Factor, ...], coef: float) -> E.Node:
+  """coef * (numerator factors) / (denominator factors)."""
+  num = [FUNCTIONS[name][1](E.var(i)) for i, name, p in term if p > 0]
+  den = [FUNCTIONS[name][1](E.var(i)) for i, name, p in term if p < 0]
+  node = E.const(coef)
+  for f in num:
+    node = E.op("mul", node, f)
+  if den:
+    d = den[0] if len(den) == 1 else E.op("mul", *den)
+    node = E.op("div", node, d)
+  return node
+
+
+def sum_node(terms: list[tuple[Factor, ...]], coefs: np.ndarray, intercept: float | None) -> E.Node:
+  node = None
+  for term, c in zip(terms, coefs):
+    t = term_node(term, float(c))
+    node = t if node is None else E.op("add", node, t)
+  return node if intercept is None else E.op("add", node, E.const(intercept))
+
+
+def separable_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None,
+                   max_terms: int = MAX_TERMS, keep: int = KEEP,
+                   limit: int = polynomial.SUBSET_LIMIT) -> list[E.Node]:
+  """The best 1..max_terms-term sums of terms, with and without an intercept. The subset
+  search sees the `keep` terms that fit y best alone, and the `keep` that best fit what the
+  best t-term sum of those leaves, for t < max_terms (x - cos(y)/x: x fits alone, cos(y)/x
+  only the residual). Empty when the data are too few or not finite."""
+  X = np.asarray(X, np.float64)
+  y = np.asarray(y, np.float64)
+  w = np.ones(len(y)) if weights is None else np.asarray(weights, np.float64)
+  if len(y) < 2 * (max_terms + 1) or not np.isfinite(y).all() or np.ptp(y) == 0:
+    return []
+  sw = np.sqrt(w / w.sum())
+  yc = (y - (w @ y) / w.sum()) * sw
+  terms = best_terms(X, yc[:, None], w, keep)
+  for t in range(1, max_terms):
+    if not terms:
+      return []
+    Mc, yc, usable = polynomial.centred(term_values(terms, X), y, w)
+    if t == 1:  # what each of the best few terms leaves
+      firsts = [[c] for c in range(min(FIRSTS, len(terms)))]
+    else:
+      firsts = polynomial.best_subsets(Mc.T @ Mc, Mc.T @ yc, usable, t, limit)[-1:]
+    resid = []
+    for chosen in firsts:
+      coefs, *_ = np.linalg.lstsq(Mc[:, chosen], yc, rcond=None)
+      resid.append(yc - Mc[:, chosen] @ coefs)  # centred and weighted, as best_terms takes
+    R = np.stack(resid, axis=1)
+    if np.min(np.sum(R * R, axis=0)) <= 1e-20 * float(yc @ yc):
+      break
+    terms += [u for u in best_terms(X, R, w, keep // 4) if u not in terms]
+  if not terms:
+    return []
+  return polynomial.column_fits(term_values(terms, X), y, w, max_terms, limit,
+                                lambda chosen, coefs, c0: sum_node([terms[c] for c in chosen], coefs, c0))
