@@ -22,7 +22,8 @@ from lee_jax import polynomial
 
 MAX_TERMS = 3
 KEEP = 64  # terms, by their own fit, that the subset search sees
-FIRSTS = 8  # best single terms whose residuals are searched for a second term
+FIRSTS = 8  # best terms that partner a second term ...
+PARTNERS = 32  # ... beside this many best plain factors u(x_i)
 
 # name -> (values, node): a unary function as the vocabulary writes it.
 FUNCTIONS: dict[str, tuple] = {
@@ -57,41 +58,53 @@ def factors(X: np.ndarray) -> tuple[list[Factor], np.ndarray]:
   return specs, (np.stack(cols, axis=1) if cols else np.zeros((len(X), 0)))
 
 
-def _fit_share(C: np.ndarray, Yc: np.ndarray, sw: np.ndarray, w: np.ndarray) -> np.ndarray:
-  """Share of each centred target's variance each column of C explains alone ([n, m] and
-  [n, J] -> [m, J]; 0 for non-finite or constant columns)."""
+def _fit_share(C: np.ndarray, yc: np.ndarray, sw: np.ndarray, w: np.ndarray,
+               partners: np.ndarray | None = None) -> np.ndarray:
+  """Share of the centred target's variance ([n]) each column of C ([n, m] -> [m]) explains
+  alone or, with partners (centred columns [n, J]), beside its best partner; 0 for
+  non-finite or constant columns."""
   with np.errstate(all="ignore"):
     Cc = (C - (w @ C) / w.sum()) * sw[:, None]
-    share = (Cc.T @ Yc) ** 2 / (np.einsum("nm,nm->m", Cc, Cc)[:, None] * np.sum(Yc * Yc, axis=0))
+    yb, gbb = Cc.T @ yc, np.einsum("nm,nm->m", Cc, Cc)
+    if partners is None:
+      share = yb ** 2 / gbb
+    else:  # the two-column least-squares fit of each (partner a, column b), in closed form
+      ya, gaa, gab = partners.T @ yc, np.einsum("nj,nj->j", partners, partners), Cc.T @ partners
+      det = gaa * gbb[:, None] - gab ** 2
+      pair = (ya ** 2 * gbb[:, None] - 2 * ya * yb[:, None] * gab + yb[:, None] ** 2 * gaa) / det
+      # b (nearly) a multiple of a adds nothing: a's own share
+      pair = np.where(det > 1e-9 * gaa * gbb[:, None], pair, ya ** 2 / gaa)
+      share = pair.max(axis=1)
+    share = share / (yc @ yc)
   return np.where(np.isfinite(share), share, 0.0)
 
 
-def best_terms(X: np.ndarray, Yc: np.ndarray, w: np.ndarray,
-               keep: int = KEEP) -> list[tuple[Factor, ...]]:
-  """For each centred, weighted target (a column of Yc, [n, J]), the `keep` terms (one
-  factor or two) whose own least-squares fit to it explains the most; their union, best
-  first. Products of two factors are made one first factor at a time, so the [n, F^2]
-  matrix never exists (F = 24 per variable at most); the targets share that work."""
+def best_terms(X: np.ndarray, yc: np.ndarray, w: np.ndarray, keep: int = KEEP,
+               partners: np.ndarray | None = None,
+               singles: bool = False) -> list[tuple[Factor, ...]]:
+  """The `keep` terms (one factor or two) whose weighted least-squares fit to the centred,
+  weighted target yc explains the most, alone or beside their best partner (`_fit_share`),
+  best first. Products of two factors are made one first factor at a time, so the [n, F^2]
+  matrix never exists (F = 24 per variable at most). singles: one factor only, u(x_i)."""
   sw = np.sqrt(w / w.sum())
   specs, V = factors(X)
   terms: list[tuple[Factor, ...]] = []
-  scores: list[np.ndarray] = []  # [m, J] per block, aligned with terms
+  scores: list[np.ndarray] = []  # per block, aligned with terms
 
   def prune():
     s = np.concatenate(scores)
-    top = np.unique(np.argsort(-s, axis=0, kind="stable")[:keep].T.ravel())
-    top = top[np.argsort(-s[top].max(axis=1), kind="stable")]
+    top = np.argsort(-s, kind="stable")[:keep]
     terms[:] = [terms[t] for t in top]
     scores[:] = [s[top]]
 
   def offer(new_terms, C):
     terms.extend(new_terms)
-    scores.append(_fit_share(C, Yc, sw, w))
-    if len(terms) > 4 * keep * Yc.shape[1]:
+    scores.append(_fit_share(C, yc, sw, w, partners))
+    if len(terms) > 4 * keep:
       prune()
 
   offer([(f,) for f in specs], V)
-  for a in range(len(specs) - 1):
+  for a in range(0 if singles else len(specs) - 1):
     # (u, +1) x (u, -1) is 1 and (u, p) x (u, p) a square: pairs of distinct functions only
     rest = [b for b in range(a + 1, len(specs)) if specs[b][:2] != specs[a][:2]]
     if rest:
@@ -101,7 +114,7 @@ def best_terms(X: np.ndarray, Yc: np.ndarray, w: np.ndarray,
   if not terms:
     return []
   prune()
-  return [t for t, s in zip(terms, scores[0].max(axis=1)) if s > 0]
+  return [t for t, s in zip(terms, scores[0]) if s > 0]
 
 
 def term_values(terms: list[tuple[Factor, ...]], X: np.ndarray) -> np.ndarray:
@@ -151,23 +164,27 @@ def separable_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = No
     return []
   sw = np.sqrt(w / w.sum())
   yc = (y - (w @ y) / w.sum()) * sw
-  terms = best_terms(X, yc[:, None], w, keep)
+  terms = best_terms(X, yc, w, keep)
   for t in range(1, max_terms):
     if not terms:
       return []
-    Mc, yc, usable = polynomial.centred(term_values(terms, X), y, w)
-    if t == 1:  # what each of the best few terms leaves
-      firsts = [[c] for c in range(min(FIRSTS, len(terms)))]
-    else:
-      firsts = polynomial.best_subsets(Mc.T @ Mc, Mc.T @ yc, usable, t, limit)[-1:]
-    resid = []
-    for chosen in firsts:
-      coefs, *_ = np.linalg.lstsq(Mc[:, chosen], yc, rcond=None)
-      resid.append(yc - Mc[:, chosen] @ coefs)  # centred and weighted, as best_terms takes
-    R = np.stack(resid, axis=1)
-    if np.min(np.sum(R * R, axis=0)) <= 1e-20 * float(yc @ yc):
-      break
-    terms += [u for u in best_terms(X, R, w, keep // 4) if u not in terms]
+    if t == 1:
+      # The second term: scored beside its best partner among the best terms and the plain
+      # one-variable factors (x - cos(y)/x: x is far from the best terms alone, and cos(y)/x
+      # explains little of y by itself).
+      firsts = terms[:FIRSTS] + [u for u in best_terms(X, yc, w, PARTNERS, singles=True)
+                                 if u not in terms[:FIRSTS]]
+      P, _, usable = polynomial.centred(term_values(firsts, X), y, w)
+      more = best_terms(X, yc, w, keep // 2, partners=P[:, usable])
+    else:  # the third: scored against what the best two-term sum leaves
+      Mc, yc2, usable = polynomial.centred(term_values(terms, X), y, w)
+      chosen = polynomial.best_subsets(Mc.T @ Mc, Mc.T @ yc2, usable, t, limit)[-1]
+      coefs, *_ = np.linalg.lstsq(Mc[:, chosen], yc2, rcond=None)
+      resid = yc2 - Mc[:, chosen] @ coefs
+      if float(resid @ resid) <= 1e-20 * float(yc2 @ yc2):
+        break
+      more = best_terms(X, resid, w, keep // 4)
+    terms += [u for u in more if u not in terms]
   if not terms:
     return []
   return polynomial.column_fits(term_values(terms, X), y, w, max_terms, limit,
