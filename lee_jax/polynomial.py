@@ -50,10 +50,15 @@ def monomial_node(exps: tuple[int, ...]) -> E.Node:
 def polynomial_node(terms: list[tuple[int, ...]], coefs: np.ndarray,
                     intercept: float | None) -> E.Node:
   """c1 * m1 + c2 * m2 + ... (+ c0 unless intercept is None)."""
-  node = None
-  for exps, c in zip(terms, coefs):
-    t = E.op("mul", E.const(c), monomial_node(exps))
-    node = t if node is None else E.op("add", node, t)
+  return sum_node([E.op("mul", E.const(c), monomial_node(e)) for e, c in zip(terms, coefs)],
+                  intercept)
+
+
+def sum_node(terms: list[E.Node], intercept: float | None) -> E.Node:
+  """t1 + t2 + ... (+ c0 unless intercept is None)."""
+  node = terms[0]
+  for t in terms[1:]:
+    node = E.op("add", node, t)
   return node if intercept is None else E.op("add", node, E.const(intercept))
 
 

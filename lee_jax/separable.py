@@ -143,11 +143,8 @@ def term_node(term: tuple[Factor, ...], coef: float) -> E.Node:
 
 
 def sum_node(terms: list[tuple[Factor, ...]], coefs: np.ndarray, intercept: float | None) -> E.Node:
-  node = None
-  for term, c in zip(terms, coefs):
-    t = term_node(term, float(c))
-    node = t if node is None else E.op("add", node, t)
-  return node if intercept is None else E.op("add", node, E.const(intercept))
+  """c1 * t1 + c2 * t2 + ... (+ c0 unless intercept is None)."""
+  return polynomial.sum_node([term_node(t, float(c)) for t, c in zip(terms, coefs)], intercept)
 
 
 def separable_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None,

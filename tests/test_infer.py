@@ -125,6 +125,7 @@ def test_search_with_a_checkpoint_prints_the_answer_and_writes_json(ckpt, tmp_pa
     (["--mode", "beam"], "mode"),
     (["--rounds", "0"], "rounds must be >= 1"),
     (["--latent_noise", "-1"], "latent_noise must be >= 0"),
+    (["--sep_terms", "-1"], "sep_terms must be >= 0"),
     (["--max_time", "0"], "max_time must be > 0"),
     (["--overlap", "--simplify_helpers", "0"], "overlap needs simplify_helpers"),
     (["--plot", "fit.jpg"], "plot format"),
