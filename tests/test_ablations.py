@@ -52,6 +52,7 @@ def test_every_table_runs_end_to_end_and_resumes(tmp_path):
           for s in map(json.loads, lines[f].splitlines())}
   assert {"combined8", "combined32", "oneshot16", "cmaes16"} <= rows
   assert {json.loads(l)["search"]["poly_terms"] for f in FOLDERS for l in lines[f].splitlines()} == {0}
+  assert {json.loads(l)["search"]["sep_terms"] for f in FOLDERS for l in lines[f].splitlines()} == {0}
   expected = {"2": ({"iterative", "gradient", "combined"}, {"0.0", "0.1"}),
               "3": ({"oneshot", "cmaes", "combined"}, {"0.1"}),
               "10": ({"pool8", "pool16", "pool32"}, {"0.1"}),

@@ -438,14 +438,14 @@ def test_separable_seeds_join_the_pool_and_win_shear_flow(eng):
   X = np.random.default_rng(5).uniform(0.3, 1.4, (300, 2))
   y = np.cos(X[:, 0]) / np.tan(X[:, 1])  # Strogatz shearflow1, a law the model misses
   d = search.SearchData(X[:240], y[:240], X[240:], y[240:])
-  cfg = dataclasses.replace(helpers.SMALL_SEARCH, sep_terms=3)
-  r = search.Round(eng, d, cfg, "oneshot", 0, seed=0)
+  assert helpers.SMALL_SEARCH.sep_terms == 2 == configs.PRESETS["paper"].sep_terms
+  r = search.Round(eng, d, helpers.SMALL_SEARCH, "oneshot", 0, seed=0)
   r.init_pool()
   seeds = [c for c in r.pool.entries if c.origin == "separable"]
   assert seeds and max(c.r2_val for c in seeds) > 1 - 1e-9
   res = r.result()
   assert res.winner.origin == "separable" and res.winner.r2_val > 1 - 1e-9
   assert res.winner.complexity <= 9 and r.timer.seconds["separable"] > 0
-  off = search.Round(eng, d, helpers.SMALL_SEARCH, "oneshot", 0, seed=0)
+  off = search.Round(eng, d, dataclasses.replace(helpers.SMALL_SEARCH, sep_terms=0), "oneshot", 0, seed=0)
   off.init_pool()
-  assert helpers.SMALL_SEARCH.sep_terms == 0 and "separable" not in {c.origin for c in off.pool.entries}
+  assert "separable" not in {c.origin for c in off.pool.entries}
