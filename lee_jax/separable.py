@@ -6,11 +6,12 @@ the glider's x - cos(y)/x, the bead's 0.5 sin(x - y) - sin(x) = 0.5 sin(x)cos(y)
 0.5 cos(x)sin(y) - sin(x). A model that misses them from the scatter alone can still refine
 them once they are in the pool as parents (it decodes shear flow's law from the law's own
 tokens every time, never from its scatter). Each factor is u(x_i) or 1/u(x_i) for u in
-FUNCTIONS; a term is one factor or the product of two. Every term is scored by its own
-least-squares fit (the columns are streamed, never all held); the KEEP best go through the
-polynomial seeds' subset search (`polynomial.column_fits`), which gives the best 1..T-term
-sums with and without an intercept. Like the polynomial seeds they compete in the pool as
-ordinary candidates.
+FUNCTIONS; a term is one factor or the product of two. Terms are scored by least squares
+with the products streamed, never all held (`best_terms`): the KEEP best alone, then the
+best beside a partner (a second term such as cos(y)/x that explains little of y alone),
+then, for three terms, the best against what two leave. The polynomial seeds' subset search
+(`polynomial.column_fits`) gives the best 1..T-term sums of those, with and without an
+intercept. Like the polynomial seeds they compete in the pool as ordinary candidates.
 """
 
 from __future__ import annotations
@@ -151,9 +152,9 @@ def separable_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = No
                    max_terms: int = MAX_TERMS, keep: int = KEEP,
                    limit: int = polynomial.SUBSET_LIMIT) -> list[E.Node]:
   """The best 1..max_terms-term sums of terms, with and without an intercept. The subset
-  search sees the `keep` terms that fit y best alone, and the `keep` that best fit what the
-  best t-term sum of those leaves, for t < max_terms (x - cos(y)/x: x fits alone, cos(y)/x
-  only the residual). Empty when the data are too few or not finite."""
+  search sees the `keep` terms that fit y best alone, the keep/2 best beside a partner, and
+  for three terms the keep/4 that best fit what the best two-term sum leaves. Empty when
+  the data are too few, not finite or constant."""
   X = np.asarray(X, np.float64)
   y = np.asarray(y, np.float64)
   w = np.ones(len(y)) if weights is None else np.asarray(weights, np.float64)
