@@ -40,17 +40,18 @@ class LEERegressor:
 
   Args:
     checkpoint: trained model directory (None: the one shipped with the package).
-    preset: 'paper' (Table 10 plus the polynomial seeds) or 'fast' (a small budget for a
+    preset: 'paper' (Table 10 plus the polynomial and separable seeds) or 'fast' (a small
+      budget for a
       2-core CPU).
     mode: 'combined', 'iterative', 'gradient', 'oneshot' or 'cmaes'.
     rounds, iterations, workers, pool_size, fitter, latent_noise, poly_terms, poly_floor,
-      sep_terms, simplify: override the preset when not None (fitter: 'scipy' or 'jax'; latent_noise s:
-      sampled decodes from mu + s * std * eps, 0 = the paper; poly_terms T: the best
-      1..T-term polynomials of degree <= 3 join each round's pool, 0 = none, the paper;
-      poly_floor: those seeds are answer candidates only, never parents; sep_terms T: the
-      best 1..T-term sums of products of two one-variable functions join each round's pool
-      (0 = none, the paper); simplify: 'light'
-      ranks candidates by SymPy's simplify without its trig passes, 'full' as the paper;
+      sep_terms, simplify: override the preset when not None (fitter: 'scipy' or 'jax';
+      latent_noise s: sampled decodes from mu + s * std * eps, 0 = the paper; poly_terms T:
+      the best 1..T-term polynomials of degree <= 3 join each round's pool, 0 = none, the
+      paper; poly_floor: those seeds are answer candidates only, never parents; sep_terms
+      T: the best 1..T-term sums of products of two one-variable functions join each
+      round's pool, 0 = none, the paper; simplify: 'light' ranks candidates by SymPy's
+      simplify without its trig passes, 'full' as the paper;
       reported complexities are always the full one). With workers > 1 the worker
       processes stay for the next fit with the same model (lee_jax.trial.shutdown_workers
       ends them).
@@ -71,7 +72,8 @@ class LEERegressor:
                workers: int | None = None, pool_size: int | None = None,
                fitter: str | None = None, latent_noise: float | None = None,
                poly_terms: int | None = None, poly_floor: bool | None = None,
-               sep_terms: int | None = None, simplify: str | None = None, max_time: float | None = None, val_fraction: float = 0.2,
+               sep_terms: int | None = None, simplify: str | None = None,
+               max_time: float | None = None, val_fraction: float = 0.2,
                select_k_best: int | None = None, warm_start: bool = False, seed: int = 0,
                verbose: bool = False):
     self.checkpoint = checkpoint
@@ -97,7 +99,8 @@ class LEERegressor:
   def __setstate__(self, state: dict) -> None:
     # An estimator pickled before select_k_best existed read every column.
     self.__dict__.update(state)
-    for name in ("select_k_best", "poly_terms", "poly_floor", "sep_terms", "simplify"):  # parameters added since
+    # parameters added since:
+    for name in ("select_k_best", "poly_terms", "poly_floor", "sep_terms", "simplify"):
       self.__dict__.setdefault(name, None)
     if "n_features_in_" in state and "selected_features_" not in state:
       self.selected_features_ = list(range(state["n_features_in_"]))
