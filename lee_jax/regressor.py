@@ -41,8 +41,7 @@ class LEERegressor:
   Args:
     checkpoint: trained model directory (None: the one shipped with the package).
     preset: 'paper' (Table 10 plus the polynomial and separable seeds) or 'fast' (a small
-      budget for a
-      2-core CPU).
+      budget for a 2-core CPU).
     mode: 'combined', 'iterative', 'gradient', 'oneshot' or 'cmaes'.
     rounds, iterations, workers, pool_size, fitter, latent_noise, poly_terms, poly_floor,
       sep_terms, simplify: override the preset when not None (fitter: 'scipy' or 'jax';
