@@ -410,18 +410,26 @@ def test_a_warm_start_puts_earlier_formulas_in_the_initial_pool_refitted(eng, da
   assert "warm" not in {e.origin for e in cold.pool.entries}
 
 
+def _seeds_win(eng, X, y, origin: str) -> search.RoundResult:
+  """A fast round on exact data (240 train, 60 validation rows): seeds of `origin` in the
+  pool from the start, and one of them the exact winner."""
+  d = search.SearchData(X[:240], y[:240], X[240:], y[240:])
+  r = search.Round(eng, d, helpers.SMALL_SEARCH, "oneshot", 0, seed=0)
+  r.init_pool()
+  seeds = [c for c in r.pool.entries if c.origin == origin]
+  assert seeds and max(c.r2_val for c in seeds) > 1 - 1e-9
+  res = r.result()
+  assert res.winner.origin == origin and res.winner.r2_val > 1 - 1e-9
+  assert r.timer.seconds[origin] > 0
+  return res
+
+
 def test_polynomial_seeds_join_the_pool_and_win_a_polynomial_law(eng):
   X = np.random.default_rng(4).uniform(0.5, 4, (300, 2))
   y = 3 * X[:, 0] - 2 * X[:, 0] * X[:, 1] - X[:, 0] ** 2
   d = search.SearchData(X[:240], y[:240], X[240:], y[240:])
   assert helpers.SMALL_SEARCH.poly_terms == 3  # the fast preset's
-  r = search.Round(eng, d, helpers.SMALL_SEARCH, "oneshot", 0, seed=0)
-  r.init_pool()
-  poly = [c for c in r.pool.entries if c.origin == "poly"]
-  assert poly and max(c.r2_val for c in poly) > 1 - 1e-9
-  res = r.result()
-  assert res.winner.origin == "poly" and res.winner.r2_val > 1 - 1e-9
-  assert r.timer.seconds["poly"] > 0
+  _seeds_win(eng, X, y, "poly")
   assert configs.PRESETS["paper"].poly_terms == 3
   paper = dataclasses.replace(configs.PRESETS["paper"], poly_terms=0)  # the paper's own search
   off = search.Round(eng, d, paper, "oneshot", 0, seed=0)
@@ -443,13 +451,7 @@ def test_separable_seeds_join_the_pool_and_win_shear_flow(eng):
   y = np.cos(X[:, 0]) / np.tan(X[:, 1])  # Strogatz shearflow1, a law the model misses
   d = search.SearchData(X[:240], y[:240], X[240:], y[240:])
   assert helpers.SMALL_SEARCH.sep_terms == 2 == configs.PRESETS["paper"].sep_terms
-  r = search.Round(eng, d, helpers.SMALL_SEARCH, "oneshot", 0, seed=0)
-  r.init_pool()
-  seeds = [c for c in r.pool.entries if c.origin == "separable"]
-  assert seeds and max(c.r2_val for c in seeds) > 1 - 1e-9
-  res = r.result()
-  assert res.winner.origin == "separable" and res.winner.r2_val > 1 - 1e-9
-  assert res.winner.complexity <= 9 and r.timer.seconds["separable"] > 0
+  assert _seeds_win(eng, X, y, "separable").winner.complexity <= 9
   off = search.Round(eng, d, dataclasses.replace(helpers.SMALL_SEARCH, sep_terms=0), "oneshot", 0, seed=0)
   off.init_pool()
   assert "separable" not in {c.origin for c in off.pool.entries}
