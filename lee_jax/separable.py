@@ -80,15 +80,16 @@ def _fit_share(C: np.ndarray, yc: np.ndarray, sw: np.ndarray, w: np.ndarray,
   return np.where(np.isfinite(share), share, 0.0)
 
 
-def best_terms(X: np.ndarray, yc: np.ndarray, w: np.ndarray, keep: int = KEEP,
-               partners: np.ndarray | None = None,
+def best_terms(table: tuple[list[Factor], np.ndarray], yc: np.ndarray, w: np.ndarray,
+               keep: int = KEEP, partners: np.ndarray | None = None,
                singles: bool = False) -> list[tuple[Factor, ...]]:
-  """The `keep` terms (one factor or two) whose weighted least-squares fit to the centred,
-  weighted target yc explains the most, alone or beside their best partner (`_fit_share`),
-  best first. Products of two factors are made one first factor at a time, so the [n, F^2]
-  matrix never exists (F = 24 per variable at most). singles: one factor only, u(x_i)."""
+  """The `keep` terms (one factor or two) of the factor table (`factors`) whose weighted
+  least-squares fit to the centred, weighted target yc explains the most, alone or beside
+  their best partner (`_fit_share`), best first. Products of two factors are made one first
+  factor at a time, so the [n, F^2] matrix never exists (F = 24 per variable at most).
+  singles: one factor only, u(x_i)."""
   sw = np.sqrt(w / w.sum())
-  specs, V = factors(X)
+  specs, V = table
   terms: list[tuple[Factor, ...]] = []
   scores: list[np.ndarray] = []  # per block, aligned with terms
 
@@ -162,7 +163,8 @@ def separable_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = No
     return []
   sw = np.sqrt(w / w.sum())
   yc = (y - (w @ y) / w.sum()) * sw
-  terms = best_terms(X, yc, w, keep)
+  table = factors(X)  # shared by every pass below
+  terms = best_terms(table, yc, w, keep)
   for t in range(1, max_terms):
     if not terms:
       return []
@@ -170,10 +172,10 @@ def separable_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = No
       # The second term: scored beside its best partner among the best terms and the plain
       # one-variable factors (x - cos(y)/x: x is far from the best terms alone, and cos(y)/x
       # explains little of y by itself).
-      firsts = terms[:FIRSTS] + [u for u in best_terms(X, yc, w, PARTNERS, singles=True)
+      firsts = terms[:FIRSTS] + [u for u in best_terms(table, yc, w, PARTNERS, singles=True)
                                  if u not in terms[:FIRSTS]]
       P, _, usable = polynomial.centred(term_values(firsts, X), y, w)
-      more = best_terms(X, yc, w, keep // 2, partners=P[:, usable])
+      more = best_terms(table, yc, w, keep // 2, partners=P[:, usable])
     else:  # the third: scored against what the best two-term sum leaves
       Mc, yc2, usable = polynomial.centred(term_values(terms, X), y, w)
       chosen = polynomial.best_subsets(Mc.T @ Mc, Mc.T @ yc2, usable, t, limit)[-1]
@@ -181,7 +183,7 @@ def separable_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = No
       resid = yc2 - Mc[:, chosen] @ coefs
       if float(resid @ resid) <= 1e-20 * float(yc2 @ yc2):
         break
-      more = best_terms(X, resid, w, keep // 4)
+      more = best_terms(table, resid, w, keep // 4)
     terms += [u for u in more if u not in terms]
   if not terms:
     return []

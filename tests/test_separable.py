@@ -47,10 +47,11 @@ def test_a_second_term_that_only_fits_beside_a_partner_is_found():
   w = np.ones(len(y))
   yc = (y - y.mean()) / np.sqrt(len(y))
   term = ((0, "x", -1), (1, "cos", 1))
-  assert term not in S.best_terms(X, yc, w)  # alone it explains too little of y
-  (x,) = S.best_terms(X, yc, w, 1, singles=True)
+  table = S.factors(X)
+  assert term not in S.best_terms(table, yc, w)  # alone it explains too little of y
+  (x,) = S.best_terms(table, yc, w, 1, singles=True)
   partner = (X[:, 0] - X[:, 0].mean()) / np.sqrt(len(y))
-  assert x == ((0, "x", 1),) and S.best_terms(X, yc, w, 1, partners=partner[:, None]) == [term]
+  assert x == ((0, "x", 1),) and S.best_terms(table, yc, w, 1, partners=partner[:, None]) == [term]
   assert _best(S.separable_fits(X, y), X, y) > 1 - 1e-12
 
 
