@@ -47,6 +47,9 @@ _FUSED = flags.DEFINE_enum("fused_refine", "auto", list(configs.FUSED_REFINE),
 _PROFILE = flags.DEFINE_integer("profile_steps", 0, "After timing, trace this many steps with "
                                 "jax.profiler and print the top kernels and the device's busy "
                                 "time per step (experiments/trace_summary.py); 0: no trace.")
+_FUSIONS = flags.DEFINE_integer("fusion_sources", 8, "With --profile_steps: the JAX ops and source "
+                                "lines fused into the N costliest XLA fusion kernels (from the "
+                                "compiled module's text), to find what a transpose is for.")
 _LOWER_ONLY = flags.DEFINE_bool("lower_only", False, "Print the lowered step's GFLOP and exit "
                                 "(no compilation, no timing).")
 
@@ -85,7 +88,7 @@ def main(argv):
     flops = _GFLOP.value * 1e9
   elif not np.isfinite(flops):
     print("this backend's cost analysis has no FLOP count: pass --gflop from a CPU --lower_only run")
-  lowered.compile()
+  compiled = lowered.compile()
   compile_s = time.perf_counter() - t0
 
   for i in range(3):  # warm-up (donated buffers make the first calls allocate)
@@ -115,6 +118,10 @@ def main(argv):
                                          jnp.int32(i))
         jax.block_until_ready(m)
       print(trace_summary.summarize(tmp, _PROFILE.value))
+      fusions = trace_summary.top_fusions(trace_summary.load_events(tmp), _FUSIONS.value)
+    hlo = compiled.as_text() if fusions else ""
+    for name in fusions:
+      print(trace_summary.fusion_sources(hlo, name))
 
 
 if __name__ == "__main__":

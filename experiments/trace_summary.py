@@ -16,11 +16,13 @@ import collections
 import gzip
 import json
 import pathlib
+import re
 
 
 # Kernel kinds by name (XLA's GPU kernels, cuBLAS/cuDNN/CUTLASS), first match wins: where a
-# step's time goes between the tensor-core work the MFU counts and everything else.
-KINDS = (("matmul", ("gemm", "cublas", "cutlass", "matmul", "dot", "ynn_fusion")),
+# step's time goes between the tensor-core work the MFU counts and everything else. cuBLAS's
+# Hopper GEMMs are named "nvjet_sm90_..." (the fifth lease counted them as "other").
+KINDS = (("matmul", ("gemm", "cublas", "cutlass", "matmul", "dot", "nvjet", "ynn_fusion")),
          ("attention", ("cudnn", "flash", "fmha", "attention", "sdpa")),
          ("copy/transpose", ("copy", "transpose", "memcpy", "memset")),
          ("reduction", ("reduce", "reduction")),
@@ -42,9 +44,9 @@ def _busy(intervals: list[tuple[float, float]]) -> float:
   return total
 
 
-def summarize_events(events: list[dict], steps: int, top: int = 15) -> str:
-  """Chrome-trace events (perfetto's `traceEvents`) of `steps` steps -> a text summary.
-  Durations are microseconds in the trace, milliseconds per step here."""
+def _groups(events: list[dict]) -> tuple[list[dict], list[tuple[str, list[dict]]]]:
+  """(all timed events, [(device name, its streams' kernels)]); without an accelerator the
+  host's XLA threads stand in for one."""
   procs = {e["pid"]: e["args"]["name"] for e in events
            if e.get("ph") == "M" and e.get("name") == "process_name"}
   threads = {(e["pid"], e.get("tid")): e["args"]["name"] for e in events
@@ -64,6 +66,13 @@ def summarize_events(events: list[dict], steps: int, top: int = 15) -> str:
   else:  # the CPU backend: XLA's own threads, not Python's
     groups = [("XLA threads on the host", [
         e for e in spans if "XLA" in threads.get((e["pid"], e.get("tid")), "")])]
+  return spans, groups
+
+
+def summarize_events(events: list[dict], steps: int, top: int = 15) -> str:
+  """Chrome-trace events (perfetto's `traceEvents`) of `steps` steps -> a text summary.
+  Durations are microseconds in the trace, milliseconds per step here."""
+  spans, groups = _groups(events)
   if not spans:
     return "trace: no timed events"
   first = min(e["ts"] for e in spans)
@@ -94,10 +103,69 @@ def summarize_events(events: list[dict], steps: int, top: int = 15) -> str:
 
 def summarize(trace_dir: str | pathlib.Path, steps: int, top: int = 15) -> str:
   """The newest perfetto trace under trace_dir (`*.trace.json.gz`), summarized."""
-  found = sorted(pathlib.Path(trace_dir).rglob("*.trace.json.gz"), key=lambda p: p.stat().st_mtime)
-  if not found:
+  events = load_events(trace_dir)
+  if not events:
     return f"trace: no perfetto trace under {trace_dir}"
-  with gzip.open(found[-1], "rt") as f:
-    data = json.load(f)
-  events = data["traceEvents"] if isinstance(data, dict) else data
   return summarize_events(events, steps, top)
+
+
+def load_events(path: str | pathlib.Path) -> list[dict]:
+  """A perfetto trace file's events; a folder: its newest trace ([] if none)."""
+  path = pathlib.Path(path)
+  if not path.is_file():
+    found = sorted(path.rglob("*.trace.json.gz"), key=lambda p: p.stat().st_mtime) if path.is_dir() else []
+    if not found:
+      return []
+    path = found[-1]
+  with gzip.open(path, "rt") as f:
+    data = json.load(f)
+  return data["traceEvents"] if isinstance(data, dict) else data
+
+
+def top_fusions(events: list[dict], n: int) -> list[str]:
+  """The n XLA fusion kernels (not cuBLAS/cuDNN) with the most time on the first device."""
+  _, groups = _groups(events)
+  total = collections.Counter()
+  for e in (groups[0][1] if groups else []):
+    if "fusion" in e["name"] and kind(e["name"]) not in ("matmul", "attention"):
+      total[e["name"]] += e["dur"]
+  return [k for k, _ in total.most_common(n)]
+
+
+def _frames(hlo: str) -> dict[str, str]:
+  """stack_frame_id -> "file:line (function)" from an HLO module's source tables."""
+  tables, cur = collections.defaultdict(dict), None
+  for line in hlo.splitlines():
+    if line in ("FileNames", "FunctionNames", "FileLocations", "StackFrames"):
+      cur = line
+    elif not line.strip() or line.startswith(("%", "ENTRY", "HloModule")):
+      cur = None
+    elif cur:
+      key, _, val = line.strip().partition(" ")
+      tables[cur][key] = val.strip().strip('"')
+  fields = lambda v: dict(kv.split("=", 1) for kv in v.strip("{}").split())  # noqa: E731
+  out = {}
+  for sid, v in tables["StackFrames"].items():
+    loc = fields(tables["FileLocations"].get(fields(v).get("file_location_id", ""), "{}"))
+    name = tables["FileNames"].get(loc.get("file_name_id", ""), "?")
+    fn = tables["FunctionNames"].get(loc.get("function_name_id", ""), "?")
+    out[sid] = f"{pathlib.Path(name).name}:{loc.get('line', '?')} ({fn})"
+  return out
+
+
+def fusion_sources(hlo: str, kernel: str, limit: int = 6) -> str:
+  """Where a fusion kernel comes from: its instruction's shape in the compiled module's text
+  (`compiled.as_text()`) and the JAX ops (op_name, source line) fused into it, most frequent
+  first. Kernel names are the instruction names with "." and "-" as "_"."""
+  sanitize = lambda name: re.sub(r"[.\-]", "_", name)  # noqa: E731
+  inst = next((m for m in re.finditer(r"^\s*(?:ROOT )?%([\w.\-]+) = (.*?) fusion\(.*calls=%([\w.\-]+)",
+                                      hlo, re.M) if sanitize(m.group(1)) == sanitize(kernel)), None)
+  if inst is None:
+    return f"{kernel}: not in the compiled module"
+  body = re.search(r"^%" + re.escape(inst.group(3)) + r" .*?\n}", hlo, re.M | re.S)
+  frames, ops = _frames(hlo), collections.Counter()
+  for m in re.finditer(r'op_name="([^"]*)"(?: stack_frame_id=(\d+))?', body.group(0) if body else ""):
+    ops[(m.group(1).split(";")[0][-90:], frames.get(m.group(2) or "", ""))] += 1
+  lines = [f"{kernel}: {inst.group(2)[:120]}"]
+  lines += [f"    x{c:<3} {op} {src}".rstrip() for (op, src), c in ops.most_common(limit)]
+  return "\n".join(lines)

@@ -32,8 +32,12 @@ def test_lower_only_counts_more_work_in_phase_3_than_phase_1():
 
 @pytest.mark.slow
 def test_gflop_flag_sets_the_mfu():
-  text = _run("--phase=1", "--steps=2", "--gflop=500", "--peak=1e12")
+  text = _run("--phase=1", "--steps=2", "--gflop=500", "--peak=1e12", "--profile_steps=1",
+              "--fusion_sources=2")
   ms = float(re.search(r"step ([\d.]+) ms", text).group(1))
   mfu = float(re.search(r"MFU ([\d.]+)%", text).group(1))
   assert _gflop(text) == 500.0
   assert abs(mfu - 100 * 500e9 / (ms / 1e3) / 1e12) < 0.05 * mfu + 0.1
+  # the trace's two costliest fusions, each with its shape and the model lines fused into it
+  found = re.findall(r"^(\S*fusion\S*): \w+\[.*\n\s+x\d+ .* model\.py:\d+", text, re.M)
+  assert len(found) == 2, text[-3000:]

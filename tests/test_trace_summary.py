@@ -3,7 +3,11 @@
 import gzip
 import json
 import pathlib
+import re
 import sys
+
+import jax
+import jax.numpy as jnp
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "experiments"))
 
@@ -50,3 +54,31 @@ def test_kinds_and_a_trace_file(tmp_path):
     json.dump({"traceEvents": _events()}, f)
   assert "/device:GPU:0" in trace_summary.summarize(tmp_path, steps=2)
   assert "no perfetto trace" in trace_summary.summarize(tmp_path / "empty", steps=1)
+
+
+def test_hopper_cublas_kernels_are_matmuls():
+  # cuBLAS on sm90 names its GEMMs nvjet_*; XLA's transposing fusions are copies, not GEMMs
+  assert trace_summary.kind("nvjet_sm90_tst_128x160_64x5_2x1_v_bz_NNT") == "matmul"
+  assert trace_summary.kind("input_compare_transpose_fusion_2") == "copy/transpose"
+  assert trace_summary.kind("cudnn_generated_fort_native_sdpa_sm90_flash_bprop") == "attention"
+  assert trace_summary.kind("input_add_reduce_fusion_27") == "reduction"
+
+
+def _tanh_of_transpose(x, w):
+  return jnp.sum(jnp.tanh(x @ w).T * 2.0, axis=0)
+
+
+def test_top_fusions_and_their_sources():
+  events = _events() + [
+      {"ph": "X", "pid": 2, "tid": 8, "ts": 50.0, "dur": 9.0, "name": "input_transpose_fusion_3"}]
+  # the gemm and the cuDNN kernel are not XLA fusions; the longer fusion comes first
+  assert trace_summary.top_fusions(events, 5) == ["input_transpose_fusion_3", "loop_fusion.3"]
+  hlo = jax.jit(jax.grad(lambda x, w: _tanh_of_transpose(x, w).sum(), argnums=1)).lower(
+      jnp.ones((64, 32)), jnp.ones((32, 16))).compile().as_text()
+  names = [m.replace(".", "_") for m in re.findall(r"%([\w.]+) = \S+ fusion\(", hlo)]
+  assert names, hlo[:2000]
+  texts = [trace_summary.fusion_sources(hlo, n) for n in names]
+  # each fusion names its result shape; the tanh's (from this file's function) is among them
+  assert all(t.startswith(n + ": f32[") for n, t in zip(names, texts))
+  assert any("tanh" in t and "test_trace_summary.py" in t and "_tanh_of_transpose" in t for t in texts), texts
+  assert trace_summary.fusion_sources(hlo, "no_such_fusion") == "no_such_fusion: not in the compiled module"
