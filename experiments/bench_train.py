@@ -44,6 +44,8 @@ _GFLOP = flags.DEFINE_float("gflop", None, "FLOPs per step (GFLOP) for the MFU w
 _FUSED = flags.DEFINE_enum("fused_refine", "auto", list(configs.FUSED_REFINE),
                            "L_refine's encoder and decoder passes batched with the others "
                            "(train.py's flag; auto: on for an accelerator, off on a CPU).")
+_RNG = flags.DEFINE_enum("rng_impl", "threefry", list(configs.RNG_IMPLS),
+                         "PRNG of the step's dropout and eps draws (train.py's flag).")
 _PROFILE = flags.DEFINE_integer("profile_steps", 0, "After timing, trace this many steps with "
                                 "jax.profiler and print the top kernels and the device's busy "
                                 "time per step (experiments/trace_summary.py); 0: no trace.")
@@ -70,7 +72,7 @@ def main(argv):
   tx = train.optimizer(tcfg, 1000)
   opt_state = jax.device_put(tx.init(trainable), repl)
   fused = train.fuses_refine(_FUSED.value, spec.weights)
-  step = train.make_train_step(graphdef, tx, spec.weights, mcfg, fused=fused)
+  step = train.make_train_step(graphdef, tx, spec.weights, mcfg, fused=fused, rng_impl=_RNG.value)
   host = next(iter(pipeline.batches(pipeline.DataConfig(max_len=mcfg.max_len), 0, _BATCH.value)))
   batch = sharding.shard_batch(host, mesh)
   key = jax.random.key(0)
@@ -103,7 +105,7 @@ def main(argv):
   mfu = flops / dt / (_PEAK.value * jax.device_count())
   print(f"model={_MODEL.value} params={n_params / 1e6:.2f}M batch={_BATCH.value} phase={_PHASE.value} "
         f"devices={jax.device_count()} ({jax.devices()[0].platform}) attention={attn or 'xla'} "
-        f"fused={fused}")
+        f"fused={fused} rng={_RNG.value}")
   print(f"compile {compile_s:.1f} s | step {dt * 1e3:.1f} ms | {_BATCH.value / dt:,.0f} examples/s | "
         f"{tokens / dt:,.0f} tokens/s | {flops / 1e9:.1f} GFLOP/step | MFU {100 * mfu:.1f}% "
         f"(peak {_PEAK.value:.3g}/device)")

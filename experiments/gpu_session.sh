@@ -46,6 +46,7 @@ ALIGN_SCALE=${ALIGN_SCALE:-1}
 BATCH=${BATCH:-256}
 INIT_FROM=${INIT_FROM:-}        # go: phase 1 starts from these params (e.g. lee_jax/weights, run E)
 ALIGN_DIRECTION=${ALIGN_DIRECTION:-q_to_p}  # go: Eq. 8 (q_to_p) or the p_to_q variant
+RNG_IMPL=${RNG_IMPL:-threefry}  # go/chunk: the train step's PRNG (rbg: XLA's RngBitGenerator)
 ALIGN_TARGET=${ALIGN_TARGET:-ema}  # go: Eq. 8's p from an EMA of the weights, or online
 STEPS=${STEPS:-}  # go: five step counts instead of sizing them (e.g. 1,2000,3000,2000,2500
                   # after INIT_FROM=lee_jax/weights: phase 1 is already trained)
@@ -224,7 +225,7 @@ print(','.join(str(max(1 if w == 0 else 50, int(total * w / sum(ratios)))) for w
     setsid nohup bash -c "python3 -m lee_jax.train --phase=all --model=$MODEL --workdir=$RUN --batch_size=$BATCH \
       --steps=$steps --max_seconds=$seconds --workers=$WORKERS --save_every=1000 \
       --log_every=100 --attention=$attention --align_scale=$ALIGN_SCALE --dtype=$DTYPE \
-      --align_direction=$ALIGN_DIRECTION --align_target=$ALIGN_TARGET \
+      --align_direction=$ALIGN_DIRECTION --align_target=$ALIGN_TARGET --rng_impl=$RNG_IMPL \
       ${INIT_FROM:+--init_from=$INIT_FROM}; touch $RUN/DONE" \
       >"$RUN/train.log" 2>&1 < /dev/null &
     sleep 5
@@ -271,7 +272,7 @@ print(','.join(str(max(1 if w == 0 else 50, int(total * w / sum(ratios)))) for w
       --init_from="$ckpt" --batch_size="$BATCH" --steps="$steps" --max_seconds="$seconds" \
       --workers="$WORKERS" --data_buffer="${DATA_BUFFER:-1}" --warmup=200 --log_every=100 \
       --save_every=100000 --dtype="$DTYPE" --align_scale="$ALIGN_SCALE" --anneal_by_deadline \
-      --align_direction="$ALIGN_DIRECTION" \
+      --align_direction="$ALIGN_DIRECTION" --rng_impl="$RNG_IMPL" \
       --align_target="$ALIGN_TARGET" 2>&1 | tee "$RUN/train.log" \
       || { echo "training failed: nothing exported" >&2; exit 1; }  # not an earlier run's export
     # a run stopped by --max_seconds exports its params so far to export_partial/

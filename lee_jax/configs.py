@@ -14,6 +14,8 @@ from lee_jax import vocab
 
 ATTENTION_IMPLS = ("auto", "xla", "cudnn")  # the --attention flag's values
 FUSED_REFINE = ("auto", "on", "off")  # the --fused_refine flag's values
+# the --rng_impl flag's values: JAX's default threefry, or XLA's RngBitGenerator keys
+RNG_IMPLS = ("threefry", "rbg", "unsafe_rbg")
 
 
 def resolve_attention(choice: str, dtype: str, backend: str) -> str | None:

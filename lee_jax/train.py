@@ -67,6 +67,10 @@ _FUSED_REFINE = flags.DEFINE_enum(
     "fused_refine", "auto", list(configs.FUSED_REFINE), "L_refine's encoder and decoder passes "
     "batched with the other losses' (phases 3 and 5; the same terms): auto is on for a GPU "
     "(an H200's phase-3 step 1.25x faster) and off on a CPU (slower there).")
+_RNG_IMPL = flags.DEFINE_enum(
+    "rng_impl", "threefry", list(configs.RNG_IMPLS), "PRNG of a step's dropout masks and eps: "
+    "threefry (JAX's default) or XLA's RngBitGenerator (rbg, unsafe_rbg), meant to be cheaper "
+    "on a GPU; the same distributions, other draws (BUILD_NOTES).")
 _ANNEAL = flags.DEFINE_bool(
     "anneal_by_deadline", False, "Run the cosine to --max_seconds as well as to --steps, "
     "whichever comes first, so a run the deadline stops ends annealed (one --phase; a GPU "
@@ -118,7 +122,7 @@ def config_from_flags() -> tuple[TrainConfig, list[int]]:
       save_every=max(1, _SAVE_EVERY.value), keep=max(1, _KEEP.value), align_scale=_ALIGN_SCALE.value,
       align_direction=_ALIGN_DIRECTION.value, align_target=_ALIGN_TARGET.value,
       align_ema=_ALIGN_EMA.value, attention=_ATTENTION.value, fused_refine=_FUSED_REFINE.value,
-      anneal_by_deadline=_ANNEAL.value)
+      rng_impl=_RNG_IMPL.value, anneal_by_deadline=_ANNEAL.value)
   return cfg, phases
 
 

@@ -64,6 +64,8 @@ class TrainConfig:
   align_ema: float = 0.99
   attention: str = "auto"  # configs.ATTENTION_IMPLS; an execution detail, not stored in meta
   fused_refine: str = "auto"  # configs.FUSED_REFINE; the same terms, also not stored in meta
+  # configs.RNG_IMPLS: the PRNG behind a step's dropout masks and eps (the same distributions)
+  rng_impl: str = "threefry"
   # The cosine runs to --max_seconds as well as to the step count, whichever comes first
   # (`deadline_lr`), so a run the deadline stops still ends annealed (a GPU lease's chunk).
   anneal_by_deadline: bool = False
@@ -77,6 +79,8 @@ class TrainConfig:
       raise TrainError("--anneal_by_deadline needs --max_seconds (the deadline it anneals to)")
     if self.fused_refine not in configs.FUSED_REFINE:
       raise TrainError(f"--fused_refine must be one of {configs.FUSED_REFINE}, got {self.fused_refine!r}")
+    if self.rng_impl not in configs.RNG_IMPLS:
+      raise TrainError(f"--rng_impl must be one of {configs.RNG_IMPLS}, got {self.rng_impl!r}")
     # A negative rate would climb the loss and a negative decay grow the weights: both run
     # without complaint, so they are refused here.
     if not 0 <= self.min_lr <= self.lr:  # (lr 0: params that cannot move, for tests)
@@ -164,17 +168,33 @@ def with_lr(opt_state, lr: float, sharding_):
   return (opt_state[0], inject._replace(hyperparams=hyper), *opt_state[2:])
 
 
+def step_key(key: jax.Array, step_index, rng_impl: str = "threefry") -> jax.Array:
+  """The key of one step's dropout and eps draws; it depends on the step only (resumable).
+
+  rng_impl 'rbg' / 'unsafe_rbg' re-key it for XLA's RngBitGenerator, which draws a `paper`
+  step's ~10^9 dropout bits with far fewer operations than threefry's hash (whose
+  transposing fusions showed in the fifth lease's profile).
+  """
+  rng = jax.random.fold_in(key, step_index)
+  if rng_impl == "threefry":
+    return rng
+  if rng_impl not in configs.RNG_IMPLS:
+    raise ValueError(f"rng_impl must be one of {configs.RNG_IMPLS}, got {rng_impl!r}")
+  return jax.random.wrap_key_data(jax.random.bits(rng, (4,), jnp.uint32), impl=rng_impl)
+
+
 def make_train_step(graphdef, tx, weights: configs.LossWeights, model_cfg: configs.ModelConfig,
-                    ema: bool = False, fused: bool = False):
+                    ema: bool = False, fused: bool = False, rng_impl: str = "threefry"):
   """One jitted update of the trainable params; frozen params and the rest are constants.
 
   ema=True: tx ends in ema_target, and L_align's p(z|D) comes from that EMA copy.
   fused=True: `losses.total_loss(fused=True)` (L_refine's passes batched with the others).
+  rng_impl: the PRNG of the step's draws (`step_key`).
   """
 
   @functools.partial(jax.jit, donate_argnums=(0, 1))
   def step(trainable, opt_state, frozen, rest, batch, key, step_index):
-    rng = jax.random.fold_in(key, step_index)  # the step's randomness depends on the step only
+    rng = step_key(key, step_index, rng_impl)
     target = nnx.merge(graphdef, opt_state[-1].params, frozen, rest) if ema else None
 
     def loss_fn(tr):
@@ -325,7 +345,8 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
 
     # --- loop
     fused = fuses_refine(cfg.fused_refine, weights)
-    step_fn = make_train_step(graphdef, tx, weights, run_cfg, ema, fused=fused)
+    step_fn = make_train_step(graphdef, tx, weights, run_cfg, ema, fused=fused,
+                              rng_impl=cfg.rng_impl)
     eval_fn = make_eval_step(graphdef, run_cfg)
     log = metrics_log.MetricsLog(cfg.workdir)
     key = jax.random.key(cfg.seed * 100 + phase)

@@ -54,6 +54,28 @@ def test_fused_refine_runs_phase_3_as_asked(tmp_path, capsys):
     _cfg(tmp_path, fused_refine="yes")
 
 
+def test_step_key_per_step_and_per_prng():
+  key = jax.random.key(7)
+  draw = lambda k: np.asarray(jax.random.bernoulli(k, 0.9, (4096,)))  # noqa: E731
+  for impl in configs.RNG_IMPLS:
+    a, again, b = (train.step_key(key, i, impl) for i in (3, 3, 4))
+    # a step's draws depend on the step only (a resumed run repeats them); the next differs
+    np.testing.assert_array_equal(draw(a), draw(again))
+    assert not np.array_equal(draw(a), draw(b))
+    assert abs(draw(a).mean() - 0.9) < 0.02  # dropout's keep rate either way
+  # rbg keys are another generator: other masks from the same key and step
+  assert not np.array_equal(draw(train.step_key(key, 3)), draw(train.step_key(key, 3, "rbg")))
+  with pytest.raises(ValueError, match="rng_impl must be one of"):
+    train.step_key(key, 3, "philox")
+
+
+def test_rbg_step_trains_phase_3(tmp_path):
+  out = train.train_phase(_cfg(tmp_path, init="scratch", rng_impl="rbg"), phase=3)
+  assert out["finished"]
+  last = metrics_log.read(tmp_path / "metrics.jsonl")[-1]
+  assert np.isfinite(last["loss"]) and "refine" in last
+
+
 @pytest.mark.slow
 def test_exported_params_give_identical_outputs(tmp_path):
   model = model_lib.LEE(TINY, rngs=nnx.Rngs(3))
@@ -153,6 +175,7 @@ def test_cli_missing_previous_phase_is_one_line_error(tmp_path):
     ({"lr": -1e-3}, "--min_lr <= --lr"), ({"min_lr": 1.0}, "--min_lr <= --lr"),
     ({"warmup": -1}, "--warmup"), ({"weight_decay": -0.1}, "--weight_decay"),
     ({"clip_norm": 0.0}, "--clip_norm"), ({"workers": -2}, "--workers"),
+    ({"rng_impl": "philox"}, "--rng_impl must be one of"),
 ])
 def test_settings_that_would_train_the_wrong_way_are_refused(tmp_path, kw, needle):
   with pytest.raises(train.TrainError, match=needle):
