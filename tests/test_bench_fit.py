@@ -26,6 +26,13 @@ def test_compare_backend_times_the_same_fits_in_the_same_passes():
   assert line and float(line.group(1)) > 0
   assert float(line.group(2)) == 100.0  # one backend twice: the same constants
   assert "speed-up vs finite-difference scipy" in out.stdout
+  # each fitter's median over all 16 candidates, failed fits as the worst, never above the
+  # median of its finished fits
+  for name in ("scipy-fd", "scipy", "jax"):
+    row = re.search(rf"^\s*{name} R2: failed (\d+), median ([-\d.]+),.* median of all 16, a failed "
+                    rf"fit as the worst: ([-\d.inf]+)$", out.stdout, re.M)
+    assert row, out.stdout
+    assert float(row.group(3)) <= float(row.group(2))
 
 
 @pytest.mark.slow
