@@ -17,7 +17,8 @@
 #       # (2026-11-25: 5.5 min of benchmarks; phase 1 ran at ~15 steps/s, pipeline-bound; kill a
 #       # diverging run with `pkill -f "phase=al[l]"`: a pattern that does not match itself)
 #   bash experiments/gpu_session.sh bench [SECONDS]  # the benchmarks the issues need, most needed
-#       # first, within SECONDS (default 540: a 15-minute lease's one call) -> $OUT
+#       # first, within SECONDS (default 540: a 15-minute lease's one call) -> $OUT (since the
+#       # fifth lease: the `paper` step's fusion sources, rbg against threefry, the fitter)
 #   bash experiments/gpu_session.sh chunk PHASE [SECONDS]  # one phase in one call, from carried
 #       # bf16 params (.ckpt_work/params) and compilation cache: training across 15-min leases
 #   bash experiments/gpu_session.sh train 1500 2000,1200,2000,1200,1600
@@ -160,33 +161,20 @@ case "$cmd" in
       echo "== $* ($left s left)" | tee -a "$OUT/$log"
       timeout $(( left < max ? left : max )) "$@" 2>&1 | tee -a "$OUT/$log"
     }
-    # Measured on H200s (BUILD_NOTES "Second GPU lease", "Fourth GPU lease"): the cuDNN train
-    # steps (`small` phase 3 fused 6,530 ex/s), the fitter's three accelerator layouts (0.76-
-    # 0.99 ms per candidate: latency-bound) and one `paper` search. Still open, so first: the
-    # fitter on the host's 16 cores (the 2-core CPU's branch layout runs 0.29-0.38 ms), the
-    # `paper` train step with L_refine's passes fused (issue 3's 40% MFU), then the `paper`
-    # search with one wave of rounds (10 workers for 10 rounds) and SymPy overlapped, its
-    # fitter on the host, as many Strogatz sets as fit in 4 minutes (the rows print as they
-    # finish; a kill loses only the JSON).
-    step 40 90 bench_fit.log python3 experiments/bench_fit.py --n=256 --rows=500 --backend=cpu
-    step 90 150 bench_fit.log python3 experiments/bench_fit.py --candidates=search --iterations=5 \
-      --datasets=strogatz_shearflow1,strogatz_bacres1,strogatz_lv1,strogatz_vdp1 --repeats=2 \
-      --backend=cpu  # the calls real search rounds make (240 Strogatz rows: no subsample)
-    attention=cudnn  # the issue's kernel
+    # Measured on H200s (BUILD_NOTES "Second", "Fourth", "Fifth GPU lease"): `small` phase 3
+    # fused 6,530-6,572 ex/s, `paper` 31.1% MFU (GEMMs ~60 of its 155 ms, transposes 37 ms),
+    # the fitter on the host 12.1x, the `paper` search 18.6 s per Strogatz set. Still open
+    # (issue 3), so first: what the `paper` step's costliest fusions are made of (their JAX
+    # ops and source lines), then XLA's RngBitGenerator for the dropout masks against
+    # threefry on both models, then the fitter's host ratio again.
     step 190 200 bench_train.log python3 experiments/bench_train.py --model=paper \
-      --attention=$attention --gflop=48750.6 --profile_steps=3  # GFLOP/step: `--lower_only
-      # --attention=xla` on a CPU; the trace's summary: kernels by kind, the GPU's busy time
-    [ -n "$(rate_of "$OUT/bench_train.log")" ] || attention=xla  # cuDNN failed here
-    step 150 240 infer.log env LEE_JAX_FIT_BACKEND=cpu python3 experiments/bench_infer.py \
-      --preset paper --fitter jax --overlap --simplify_helpers 1 --workers 10 \
-      --json "$OUT/infer_jax_w10.json" \
-      --datasets strogatz_shearflow1,strogatz_bacres1,strogatz_lv1,strogatz_vdp1,strogatz_glider1
-    step 80 120 bench_data.log python3 experiments/bench_data.py --workers=4,8,12,15 --buffers=1,4 \
-      --batches=60  # a deeper worker buffer: train --data_buffer
-    step 110 130 bench_train.log python3 experiments/bench_train.py --model=small --phase=1 \
-      --attention=$attention --gflop=2908.6
-    step 90 150 bench_fit.log python3 experiments/bench_fit.py --candidates=search --iterations=5 \
-      --datasets=strogatz_shearflow1,strogatz_bacres1,strogatz_lv1,strogatz_vdp1 --repeats=2
+      --attention=cudnn --gflop=48750.6 --profile_steps=3 --fusion_sources=10  # GFLOP/step:
+      # `--lower_only --attention=xla` on a CPU
+    step 150 170 bench_train.log python3 experiments/bench_train.py --model=paper \
+      --attention=cudnn --gflop=48750.6 --rng_impl=rbg --profile_steps=3
+    step 90 110 bench_train.log python3 experiments/bench_train.py --model=small \
+      --attention=cudnn --gflop=6181.6 --rng_impl=rbg
+    step 40 90 bench_fit.log python3 experiments/bench_fit.py --n=256 --rows=500 --backend=cpu
     true
     ;;
   go)
