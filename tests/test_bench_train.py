@@ -38,6 +38,7 @@ def test_gflop_flag_sets_the_mfu():
   mfu = float(re.search(r"MFU ([\d.]+)%", text).group(1))
   assert _gflop(text) == 500.0
   assert abs(mfu - 100 * 500e9 / (ms / 1e3) / 1e12) < 0.05 * mfu + 0.1
-  # the trace's two costliest fusions, each with its shape and the model lines fused into it
-  found = re.findall(r"^(\S*fusion\S*): \w+\[.*\n\s+x\d+ .* model\.py:\d+", text, re.M)
+  # the trace's two costliest fusions, each with its shape and the source lines fused into it
+  # (which two varies from run to run: the model's attention, flax's LayerNorm, ...)
+  found = re.findall(r"^(\S*fusion\S*): \w+\[.*\n\s+x\d+ .* \w+\.py:\d+ \(", text, re.M)
   assert len(found) == 2, text[-3000:]
