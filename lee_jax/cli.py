@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import pathlib
 import sys
 from typing import Callable, NoReturn
 
@@ -10,6 +12,41 @@ from absl import flags
 from absl import logging
 
 EXIT_BAD_INPUT = 2
+
+
+class PathError(ValueError):
+  """An output path the program cannot write: every entry point reports it as bad input."""
+
+
+def output_file(path: str | os.PathLike, overwrite: bool = True, flag: str = "--out") -> pathlib.Path:
+  """Checks an output file before the work that fills it: not a directory, its directory
+  there and writable, and (overwrite=False) not already written."""
+  p = pathlib.Path(path)
+  if p.is_dir():
+    raise PathError(f"{flag} {p} is a directory, not a file")
+  if p.exists() and not overwrite:
+    raise PathError(f"{flag} {p} exists; pass --overwrite to replace it")
+  parent = p.absolute().parent
+  if not parent.is_dir():
+    raise PathError(f"{flag} {p}: directory {parent} does not exist")
+  if not os.access(parent, os.W_OK):
+    raise PathError(f"{flag} {p}: directory {parent} is not writable")
+  return p
+
+
+def output_dir(path: str | os.PathLike, flag: str = "--out_dir") -> pathlib.Path:
+  """An output directory, created if missing (with its parents); one that cannot be, or a
+  file in its place, is a PathError."""
+  p = pathlib.Path(path)
+  if p.exists() and not p.is_dir():
+    raise PathError(f"{flag} {p} exists and is not a directory")
+  try:
+    p.mkdir(parents=True, exist_ok=True)
+  except OSError as e:
+    raise PathError(f"{flag} {p}: cannot create it ({e.strerror or e})") from None
+  if not os.access(p, os.W_OK):
+    raise PathError(f"{flag} {p} is not writable")
+  return p
 
 
 def fail(message: str) -> NoReturn:
@@ -37,7 +74,7 @@ def run(main: Callable[[list[str]], None], *errors: type[Exception], positional:
       fail(f"unexpected arguments: {' '.join(argv[1 + positional:])}")
     try:
       main(argv)
-    except errors as e:
+    except (*errors, PathError) as e:
       fail(str(e))
 
   app.run(guarded, flags_parser=_parse_flags)

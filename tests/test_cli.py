@@ -1,0 +1,48 @@
+"""lee_jax/cli.py: output paths checked before the work, as one-line errors."""
+
+import os
+
+import pytest
+
+from lee_jax import cli
+
+
+def test_output_file_refuses_directories_missing_parents_and_existing_files(tmp_path):
+  assert cli.output_file(tmp_path / "r.json") == tmp_path / "r.json"
+  with pytest.raises(cli.PathError, match="is a directory, not a file"):
+    cli.output_file(tmp_path)
+  with pytest.raises(cli.PathError, match="does not exist"):
+    cli.output_file(tmp_path / "no" / "r.json")
+  (tmp_path / "r.json").write_text("{}")
+  assert cli.output_file(tmp_path / "r.json", overwrite=True).exists()
+  with pytest.raises(cli.PathError, match="exists; pass --overwrite"):
+    cli.output_file(tmp_path / "r.json", overwrite=False, flag="--json")
+  assert (tmp_path / "r.json").read_text() == "{}"  # nothing written or removed
+
+
+def test_output_dir_creates_or_refuses(tmp_path):
+  assert cli.output_dir(tmp_path / "a" / "b").is_dir()
+  (tmp_path / "f").write_text("x")
+  with pytest.raises(cli.PathError, match="exists and is not a directory"):
+    cli.output_dir(tmp_path / "f")
+  with pytest.raises(cli.PathError, match="cannot create it"):
+    cli.output_dir("/proc/lee_jax_test_dir")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere")
+def test_output_dir_not_writable(tmp_path):
+  locked = tmp_path / "locked"
+  locked.mkdir(mode=0o500)
+  with pytest.raises(cli.PathError, match="not writable"):
+    cli.output_dir(locked)
+
+
+def test_run_reports_a_path_error_as_one_line(capsys, monkeypatch):
+  monkeypatch.setattr("sys.argv", ["prog"])
+  def main(argv):
+    cli.output_file("/proc/nope/x.json")
+  with pytest.raises(SystemExit) as e:
+    cli.run(main)
+  assert e.value.code == cli.EXIT_BAD_INPUT
+  err = capsys.readouterr().err
+  assert err.startswith("error: --out /proc/nope/x.json: directory") and err.count("\n") == 1
