@@ -170,9 +170,15 @@ def _formula_and_ranges(text: str | None) -> tuple[str | None, list[tuple[str, f
 def _read_text(src) -> str:
   with src.open("rb") as f:
     raw = f.read()
-  if raw[:2] == b"\x1f\x8b":  # gzip magic, whatever the extension says
-    raw = gzip.decompress(raw)
-  return raw.decode("utf-8-sig")
+  try:
+    if raw[:2] == b"\x1f\x8b":  # gzip magic, whatever the extension says
+      raw = gzip.decompress(raw)
+    return raw.decode("utf-8-sig")
+  except (OSError, EOFError, zlib.error) as e:  # a truncated or corrupt .gz
+    raise DataError(f"{src}: not a readable gzip file ({e})") from None
+  except UnicodeDecodeError as e:
+    raise DataError(f"{src}: not UTF-8 text (byte {e.start}: {raw[e.start:e.start + 1]!r}); "
+                    "save the table as UTF-8 CSV") from None
 
 
 def _to_float(values: list[str], column: str, where: str) -> np.ndarray:
@@ -207,6 +213,9 @@ def _dataset_from_text(text: str, delimiter: str, where: str, name: str, group: 
   dups = sorted({h for h in header if header.count(h) > 1})
   if dups:
     raise DataError(f"{where}: duplicate column names: {', '.join(dups)}")
+  if "" in header:  # e.g. pandas' index written without a name: not a feature to fit
+    raise DataError(f"{where}: column {header.index('') + 1} has no name (an index written "
+                    "by pandas? save with index=False, or name it)")
   if target not in header:
     raise DataError(f"{where}: no target column {target!r}; columns are: {', '.join(header)}")
   if weights is not None and (weights not in header or weights == target):
@@ -214,6 +223,9 @@ def _dataset_from_text(text: str, delimiter: str, where: str, name: str, group: 
                     f"{', '.join(header)}")
   if features is None:
     features = [h for h in header if h not in (target, weights)]
+  repeated = sorted({f for f in features if list(features).count(f) > 1})
+  if repeated:
+    raise DataError(f"{where}: feature column(s) named twice: {', '.join(repeated)}")
   missing = [f for f in features if f not in header or f in (target, weights)]
   if missing:
     raise DataError(f"{where}: unknown feature column(s) {', '.join(missing)}; "
@@ -322,6 +334,8 @@ def from_arrays(X, y, feature_names: Sequence[str] | None = None, name: str = "d
   """
   check_select_k_best(select_k_best)
   try:
+    if any(np.iscomplexobj(a) for a in (X, y)):  # float64() would drop the imaginary part
+      raise DataError(f"{name}: X and y must be real numbers, not complex")
     X = np.array(X, dtype=np.float64)  # a copy: the Dataset's arrays become read-only
     y = np.array(y, dtype=np.float64)
   except (TypeError, ValueError) as e:
@@ -339,6 +353,8 @@ def from_arrays(X, y, feature_names: Sequence[str] | None = None, name: str = "d
   names = tuple(feature_names) if feature_names is not None else tuple(f"x{i}" for i in range(X.shape[1]))
   if len(names) != X.shape[1]:
     raise DataError(f"{name}: {len(names)} feature names for {X.shape[1]} columns")
+  if len(set(names)) != len(names):
+    raise DataError(f"{name}: feature names repeat: {', '.join(sorted({n for n in names if names.count(n) > 1}))}")
   if X.shape[1] == 0:
     raise DataError(f"{name}: X has no feature columns")
   if select_k_best is None:
@@ -490,7 +506,7 @@ def split(X: np.ndarray, y: np.ndarray, seed: int, noise: float = 0.0,
     raise DataError(f"split needs X [N, k] and y [N]; got {X.shape} and {y.shape}")
   if not (isinstance(seed, (int, np.integer)) and 0 <= seed < 2**32):
     raise DataError(f"seed must be an integer in [0, 2**32), got {seed!r}")
-  if noise < 0 or not 0 <= val_fraction < 1:
+  if not (0 <= noise < math.inf and 0 <= val_fraction < 1):  # (NaN fails both)
     raise DataError(f"need noise >= 0 and 0 <= val_fraction < 1 (got {noise}, {val_fraction})")
   n = len(y)
   n_test, n_train = math.ceil(0.25 * n), math.floor(0.75 * n)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from typing import Callable, Sequence
 
 import numpy as np
@@ -171,6 +172,19 @@ def parse_ids(ids: Sequence[int] | np.ndarray) -> Node:
 
 
 # --- SymPy ---------------------------------------------------------------------------------
+
+def formula_names(names: Sequence[str]) -> list[str]:
+  """Column names as they appear in a printed formula: a name that is not an identifier
+  ("Alcohol-related", "a+b", "2", "") would read as another formula, so its other characters
+  become "_" (a leading digit gets "x_"; an empty name is x<i>), and a clash gets "_<i>"."""
+  out: list[str] = []
+  for i, name in enumerate(map(str, names)):
+    s = name if name.isidentifier() else re.sub(r"\W", "_", name.strip())
+    s = s if s else f"x{i}"
+    s = f"x_{s}" if s[0].isdigit() else s
+    out.append(s if s == name or s not in names and s not in out else f"{s}_{i}")
+  return out
+
 
 def symbols(n: int, names: Sequence[str] | None = None) -> list[sympy.Symbol]:
   names = list(names) if names is not None else [f"x{i}" for i in range(n)]

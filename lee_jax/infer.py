@@ -153,12 +153,8 @@ def model_settings(cfg: configs.SearchConfig) -> str:
 def check_out_path() -> pathlib.Path | None:
   if _OUT.value is None:
     return None
-  out = pathlib.Path(_OUT.value)
-  if out.exists() and not _OVERWRITE.value:
-    raise datasets.DataError(f"{out} exists; pass --overwrite to replace it")
-  if not out.absolute().parent.is_dir():
-    raise datasets.DataError(f"directory {out.absolute().parent} does not exist")
-  return out
+  # a folder in its place, a missing or read-only folder: before the search, not after it
+  return cli.output_file(_OUT.value, _OVERWRITE.value)
 
 
 def check_plot_paths(trials: int) -> list[pathlib.Path] | None:

@@ -16,6 +16,8 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
+from lee_jax import cli
+
 FORMATS = (".png", ".pdf", ".svg")
 _FLOOR = 1e-16  # 1 - R2 is drawn on a log axis; an exact fit sits on this floor
 _FOLD_COLORS = {"train": "0.6", "val": "C0", "test": "C3"}
@@ -31,11 +33,10 @@ def check_path(path: str | os.PathLike, overwrite: bool = False) -> pathlib.Path
   p = pathlib.Path(path)
   if p.suffix.lower() not in FORMATS:
     raise PlotError(f"{p}: plot format must be one of {', '.join(FORMATS)}")
-  if not p.absolute().parent.is_dir():
-    raise PlotError(f"directory {p.absolute().parent} does not exist")
-  if p.exists() and not overwrite:
-    raise PlotError(f"{p} exists; pass --overwrite to replace it")
-  return p
+  try:  # a folder in its place, a missing or read-only folder: before the search, not after
+    return cli.output_file(p, overwrite, flag="plot")
+  except cli.PathError as e:
+    raise PlotError(str(e)) from None
 
 
 def trial_paths(path: pathlib.Path, trials: int) -> list[pathlib.Path]:

@@ -190,7 +190,7 @@ class LEERegressor:
     self.equation_nodes_ = [c.node for c in front]  # full precision, for predict(index=...)
     self.equations_ = [
         {"complexity": c.complexity, "r2_val": c.r2_val, "prefix": " ".join(E.to_prefix(c.node)),
-         "expression": str(trial_lib.sympy_of(c.node, ds.feature_names))}
+         "expression": str(trial_lib.sympy_of(c.node, E.formula_names(ds.feature_names)))}
         for c in front]
     return self
 
@@ -226,8 +226,9 @@ class LEERegressor:
   def sympy(self, index: int | None = None, digits: int | None = 4):
     """The best expression (or equations_[index]) simplified in SymPy over the feature names,
     constants at `digits` significant figures (None: full precision)."""
-    names = [self.feature_names_in_[i] for i in self.selected_features_]
-    return trial_lib.sympy_of(self._node(index), names, digits)
+    node = self._node(index)  # NotFittedError before fit
+    names = E.formula_names([self.feature_names_in_[i] for i in self.selected_features_])
+    return trial_lib.sympy_of(node, names, digits)
 
   def latex(self, index: int | None = None) -> str:
     import sympy

@@ -40,7 +40,8 @@ _WEIGHT_DECAY = flags.DEFINE_float("weight_decay", 0.01, "AdamW weight decay.")
 _CLIP = flags.DEFINE_float("clip_norm", 1.0, "Global gradient-norm clip.")
 _SEED = flags.DEFINE_integer("seed", 0, "Init, dropout and data seed.")
 _MAX_SECONDS = flags.DEFINE_float("max_seconds", 0, "Wall-clock budget; save and exit when spent (0: none).")
-_RESUME = flags.DEFINE_bool("resume", True, "Continue from the phase's latest checkpoint if there is one.")
+_RESUME = flags.DEFINE_bool("resume", True, "Continue from the phase's latest checkpoint if there is one "
+                            "(--noresume refuses a workdir that already has one: nothing is overwritten).")
 _INIT = flags.DEFINE_enum("init", "previous", ["previous", "scratch"],
                           "Start phase N>1 from phase N-1's checkpoint, or from random init.")
 _INIT_FROM = flags.DEFINE_string(

@@ -277,7 +277,13 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
 
   # --- model: random init, then the previous phase's params where there is one
   model = model_lib.LEE(run_cfg, rngs=nnx.Rngs(cfg.seed))
-  resuming = cfg.resume and pdir.is_dir() and checkpoints.open_manager(pdir, 1).latest_step() is not None
+  saved = pdir.is_dir() and checkpoints.open_manager(pdir, 1).latest_step() is not None
+  if saved and not cfg.resume:
+    # A fresh run here would delete the old run's checkpoints as it saves and leave the two
+    # mixed (or stop at a step that exists): nothing already written is given up silently.
+    raise TrainError(f"{pdir} holds checkpoints of an earlier run; --resume=false would "
+                     "overwrite them: pass another --workdir (or move that one away)")
+  resuming = cfg.resume and saved
   if cfg.init_from and not resuming and (phase == 1 or cfg.init != "previous"):
     _init_from(model, cfg)
     print(f"phase {phase}: initialised from {cfg.init_from}", flush=True)

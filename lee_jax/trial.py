@@ -198,6 +198,7 @@ def report(result: TrialResult, X_test: np.ndarray, y_test: np.ndarray, data: se
            names, extra: dict | None = None, w_test: np.ndarray | None = None) -> dict:
   """A JSON-ready summary of a trial (float64 R2 on every fold for the winner; weighted where
   the data has sample weights)."""
+  names = E.formula_names(names)  # "a+b" or "2" as a column would print a different formula
   timings: collections.Counter = collections.Counter()
   for r in result.rounds:
     timings.update(r.timings)

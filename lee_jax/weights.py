@@ -23,6 +23,7 @@ import pathlib
 
 import numpy as np
 
+from lee_jax import cli
 from lee_jax.checkpoints import CheckpointError
 
 FORMAT = "lee_jax-weights-1"
@@ -190,14 +191,27 @@ def main(argv):
   from lee_jax import checkpoints
 
   FLAGS = flags.FLAGS
+  if FLAGS.latent_noise is not None and not 0 <= FLAGS.latent_noise < np.inf:
+    raise CheckpointError(f"--latent_noise must be a number >= 0, got {FLAGS.latent_noise}")
+  if not 0 < FLAGS.max_file_mib < np.inf:
+    raise CheckpointError(f"--max_file_mib must be a number > 0, got {FLAGS.max_file_mib}")
+  # export() replaces a folder's shards one by one: a model already there (the shipped one by
+  # default) goes only when asked, and an unwritable place fails before the model loads.
+  to = pathlib.Path(FLAGS.to)
+  if to.is_dir() and any(to.iterdir()) and not FLAGS.overwrite:
+    raise cli.PathError(f"--to {to} is not empty (a model already there?); pass --overwrite "
+                        "to replace it")
+  cli.output_dir(to, flag="--to")
   source = checkpoints.model_dir(FLAGS["from"].value)
   model = checkpoints.load_model(source)
   meta, _ = checkpoints.read_model_meta(source / "meta.json")
   extra = {"source": {k: meta[k] for k in ("phase", "step") if k in meta}}
   if FLAGS.latent_noise is not None:
     extra["search_defaults"] = {"latent_noise": FLAGS.latent_noise}
-  out = export(model, FLAGS.to, meta.get("model", "unknown"), FLAGS.dtype, FLAGS.max_file_mib,
-               extra)
+  try:
+    out = export(model, to, meta.get("model", "unknown"), FLAGS.dtype, FLAGS.max_file_mib, extra)
+  except OSError as e:
+    raise cli.PathError(f"--to {to}: cannot write it ({e.strerror or e})") from None
   total = sum(p.stat().st_size for p in out.glob("params-*.npz"))
   print(f"wrote {out} ({total / 2**20:.1f} MiB in {len(list(out.glob('params-*.npz')))} files)")
 
@@ -205,12 +219,12 @@ def main(argv):
 if __name__ == "__main__":
   from absl import flags
 
-  from lee_jax import cli
-
   flags.DEFINE_string("from", None, "Training workdir or its export/ folder.", required=True)
   flags.DEFINE_string("to", "lee_jax/weights", "Destination directory.")
   flags.DEFINE_enum("dtype", "float32", ["float32", "bfloat16"], "Stored precision.")
   flags.DEFINE_float("max_file_mib", 15.0, "Largest file written.")
   flags.DEFINE_float("latent_noise", None, "Record this latent noise as the model's search "
                      "default (meta.json search_defaults; measure it first, see BUILD_NOTES).")
+  flags.DEFINE_bool("overwrite", False, "Replace what --to already holds (e.g. the shipped "
+                    "model in lee_jax/weights).")
   cli.run(main, CheckpointError)

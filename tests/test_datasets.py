@@ -211,6 +211,8 @@ def test_load_table_ok(tmp_path):
     ([f"f{i}" for i in range(11)] + ["y"], [list(range(i, i + 12)) for i in range(20)], "y",
      r"11 features but LEE's vocabulary has 10 variables.*--features.*--select_k_best"),
     (["a", "a", "y"], [[i, i, i] for i in range(20)], "y", r"duplicate column names: a"),
+    # pandas' to_csv writes its index as a first column without a name
+    (["", "a", "y"], [[i, i, i] for i in range(20)], "y", r"column 1 has no name.*index=False"),
     (["a", "y"], [[i, 4] for i in range(20)], "y", r"target is constant"),
     (["a", "y"], [[i, 1e300 * (i + 1)] for i in range(20)], "y",
      r"column\(s\) y hold values beyond 1e\+15 .*rescale"),
@@ -229,6 +231,33 @@ def test_load_table_file_errors(tmp_path):
   wide = _csv(tmp_path, [f"f{i}" for i in range(11)] + ["y"],
               [[i * j % 7 for j in range(12)] for i in range(20)])
   assert D.load_table(wide, "y", features=["f1", "f2"]).X.shape == (20, 2)
+  with pytest.raises(D.DataError, match="feature column\\(s\\) named twice: f1"):
+    D.load_table(wide, "y", features=["f1", "f1"])
+  # not UTF-8, or a truncated gzip: one line naming the file, not a decoder's traceback
+  latin1 = tmp_path / "latin1.csv"
+  latin1.write_bytes("caf\xe9,y\n".encode("latin-1") + b"1,2\n" * 20)
+  with pytest.raises(D.DataError, match=r"latin1.csv: not UTF-8 text \(byte 3"):
+    D.load_table(latin1, "y")
+  cut = tmp_path / "cut.csv.gz"
+  whole = gzip.compress(b"a,y\n" + b"".join(f"{i},{i * i}\n".encode() for i in range(50)))
+  cut.write_bytes(whole[:-10])
+  with pytest.raises(D.DataError, match="cut.csv.gz: not a readable gzip file"):
+    D.load_table(cut, "y")
+
+
+@pytest.mark.parametrize("noise", [float("nan"), float("inf"), -0.1])
+def test_split_refuses_noise_that_is_not_a_finite_level(noise):
+  X, y = _data(100)
+  with pytest.raises(D.DataError, match="need noise >= 0"):
+    D.split(X, y, seed=0, noise=noise)
+
+
+def test_from_arrays_refuses_complex_values_and_repeated_names():
+  X, y = np.arange(40.0).reshape(20, 2), np.arange(20.0) ** 2
+  with pytest.raises(D.DataError, match="real numbers, not complex"):
+    D.from_arrays(X + 1j, y)
+  with pytest.raises(D.DataError, match="feature names repeat: a"):
+    D.from_arrays(X, y, feature_names=["a", "a"])
 
 
 # --- CLI -----------------------------------------------------------------------------------

@@ -110,3 +110,15 @@ def test_numpy_function_is_quiet_and_nan_outside_domain():
   f = E.numpy_function(E.parse_formula("sqrt(a) + log(b)", ["a", "b"]), ["a", "b"])
   y = f(np.array([[4.0, 1.0], [-1.0, 1.0], [1.0, 0.0]]))
   assert y[0] == 2.0 and np.isnan(y[1]) and np.isnan(y[2])
+
+
+def test_formula_names_print_back_as_the_columns():
+  names = ["a+b", "2", "x", "Alcohol-related", "a_b", "speed"]
+  got = E.formula_names(names)
+  assert got == ["a_b_0", "x_2", "x", "Alcohol_related", "a_b", "speed"]
+  assert all(n.isidentifier() for n in got) and len(set(got)) == len(got)
+  # a formula over them parses back to the same columns (a hyphen would read as minus)
+  node = E.from_prefix(["add", "x0", "mul", "x1", "x3"])
+  text = str(E.to_sympy(node, got))
+  assert sympy.sympify(text).free_symbols == {sympy.Symbol(got[i]) for i in (0, 1, 3)}
+  assert E.formula_names(["x0", "x1"]) == ["x0", "x1"]

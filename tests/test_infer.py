@@ -130,6 +130,9 @@ def test_search_with_a_checkpoint_prints_the_answer_and_writes_json(ckpt, tmp_pa
     (["--overlap", "--simplify_helpers", "0"], "overlap needs simplify_helpers"),
     (["--plot", "fit.jpg"], "plot format"),
     (["--plot", "/nonexistent/fit.png"], "does not exist"),
+    (["--noise", "nan"], "need noise >= 0"),
+    (["--noise", "inf"], "need noise >= 0"),
+    (["--out", "/"], "is a directory, not a file"),
 ])
 def test_bad_search_flags_are_one_line_and_exit_2(args, needle):
   r = _infer("--dataset", "strogatz_lv1", *args)

@@ -159,15 +159,16 @@ def test_search_config_takes_the_models_own_defaults_under_the_users(ckpt, tmp_p
 
 
 def test_unfitted_and_bad_input_errors(ckpt):
-  with pytest.raises(regressor.NotFittedError):
-    LEERegressor().predict(np.zeros((3, 2)))
+  for use in (lambda e: e.predict(np.zeros((3, 2))), lambda e: e.sympy(), lambda e: e.latex()):
+    with pytest.raises(regressor.NotFittedError):
+      use(LEERegressor())
   est = LEERegressor(checkpoint=ckpt, rounds=1, iterations=1)
   X, y = helpers.toy_data(50)
   bad = X.copy(); bad[3, 1] = np.nan
   for args, msg in [((bad, y), "NaN or inf"), ((np.zeros((50, 11)), y), "select at most 10"),
                     ((X[:5], y[:5]), "at least 10"), ((X, np.ones(50)), "constant"),
                     ((X, y[:40]), "shapes"), ((np.array([["a", "b"]] * 50), y), "numeric"),
-                    ((X, np.c_[y, y]), "MultiOutputRegressor")]:
+                    ((X, np.c_[y, y]), "MultiOutputRegressor"), ((X + 1j, y), "not complex")]:
     with pytest.raises(datasets.DataError, match=msg):
       est.fit(*args)
   with pytest.raises(ValueError, match="unknown mode"):

@@ -69,6 +69,14 @@ def test_step_key_per_step_and_per_prng():
     train.step_key(key, 3, "philox")
 
 
+def test_no_resume_over_an_earlier_runs_checkpoints_is_refused(tmp_path):
+  train.train_phase(_cfg(tmp_path, init="scratch"), phase=1)
+  saved = sorted(p.name for p in (tmp_path / "phase1").iterdir())
+  with pytest.raises(train.TrainError, match="holds checkpoints of an earlier run"):
+    train.train_phase(_cfg(tmp_path, init="scratch", resume=False), phase=1)
+  assert sorted(p.name for p in (tmp_path / "phase1").iterdir()) == saved  # nothing deleted
+
+
 def test_rbg_step_trains_phase_3(tmp_path):
   out = train.train_phase(_cfg(tmp_path, init="scratch", rng_impl="rbg"), phase=3)
   assert out["finished"]

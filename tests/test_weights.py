@@ -71,9 +71,23 @@ def test_cli_converts_an_orbax_export(tmp_path):
   assert "wrote" in r.stdout and weights.is_weights_dir(tmp_path / "w")
   assert json.loads((tmp_path / "w" / "meta.json").read_text())["dtype"] == "bfloat16"
   assert weights.search_defaults(tmp_path / "w") == {"latent_noise": 3.0}
-  bad = subprocess.run([sys.executable, "-m", "lee_jax.weights", f"--from={tmp_path / 'none'}"],
-                       capture_output=True, text=True, timeout=300)
+  bad = subprocess.run([sys.executable, "-m", "lee_jax.weights", f"--from={tmp_path / 'none'}",
+                        f"--to={tmp_path / 'w2'}"], capture_output=True, text=True, timeout=300)
   assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and str(src) not in bad.stderr
+  # a model already in --to stays unless --overwrite; bad numbers are refused before any write
+  before = {p.name: p.read_bytes() for p in (tmp_path / "w").iterdir()}
+  for args, needle in (([], "is not empty"), (["--latent_noise=-1"], "--latent_noise must be"),
+                       (["--max_file_mib=0", "--overwrite"], "--max_file_mib must be")):
+    r = subprocess.run([sys.executable, "-m", "lee_jax.weights", f"--from={tmp_path / 'run'}",
+                        f"--to={tmp_path / 'w'}", *args], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and needle in r.stderr, r.stderr
+  assert {p.name: p.read_bytes() for p in (tmp_path / "w").iterdir()} == before
+  again = subprocess.run([sys.executable, "-m", "lee_jax.weights", f"--from={tmp_path / 'run'}",
+                          f"--to={tmp_path / 'w'}", "--overwrite"], capture_output=True,
+                         text=True, timeout=300)
+  assert again.returncode == 0, again.stderr
+  assert json.loads((tmp_path / "w" / "meta.json").read_text())["dtype"] == "float32"
 
 
 def test_missing_shipped_model_is_a_one_line_error(tmp_path, monkeypatch):
