@@ -6,12 +6,14 @@ counted across phases with a dashed line where each phase begins.
 
 from __future__ import annotations
 
+import json
+import numbers
 import pathlib
+import reprlib
 
 from absl import flags
 
 from lee_jax import cli
-from lee_jax import metrics_log
 
 _OUT = flags.DEFINE_string("out", None, "PNG path (default WORKDIR/training_curves.png).")
 _SKIP = ("phase", "step", "time")
@@ -21,16 +23,58 @@ class PlotError(ValueError):
   pass
 
 
+def _number(v) -> bool:
+  return isinstance(v, numbers.Real) and not isinstance(v, bool)
+
+
+def _read(path: pathlib.Path) -> list[dict]:
+  """The records of metrics.jsonl as metrics_log.read sees them (a line cut off by a kill is
+  skipped), checked here so that a foreign or hand-edited file is one error naming its line."""
+  try:
+    lines = path.read_text().splitlines()
+  except (OSError, UnicodeDecodeError) as e:
+    why = getattr(e, "strerror", None) or str(e).splitlines()[0]
+    raise PlotError(f"{path}: cannot read it ({why})") from None
+  out = []
+  for n, line in enumerate(lines, 1):
+    try:
+      r = json.loads(line)
+    except ValueError:
+      continue
+    where = f"{path} line {n}"
+    if not isinstance(r, dict):
+      raise PlotError(f"{where}: expected a JSON object, got {type(r).__name__}")
+    # The trainer writes phase and step on every line; without them a point has no x position.
+    for k in ("phase", "step"):
+      if k not in r:
+        raise PlotError(f"{where}: no {k!r} key")
+      if not isinstance(r[k], int) or isinstance(r[k], bool) or r[k] < 0:
+        raise PlotError(f"{where}: {k!r} is {reprlib.repr(r[k])}, expected a non-negative integer")
+    for k, v in r.items():
+      if not _number(v):
+        raise PlotError(f"{where}: {k!r} is {reprlib.repr(v)}, expected a number")
+    out.append(r)
+  return out
+
+
 def plot(workdir: str | pathlib.Path, out: str | pathlib.Path | None = None) -> pathlib.Path:
   import matplotlib
   matplotlib.use("Agg")
   import matplotlib.pyplot as plt
+  from matplotlib.figure import Figure
 
   workdir = pathlib.Path(workdir)
   path = workdir / "metrics.jsonl"
   if not path.is_file():
     raise PlotError(f"{path} does not exist; is {workdir} a training workdir?")
-  records = metrics_log.read(path)
+  # The output is checked before the drawing, so a bad --out fails fast and cleanly.
+  flag = "--out" if out else "output"
+  out = cli.output_file(out if out else workdir / "training_curves.png", flag=flag)
+  fmt = out.suffix[1:].lower() or "png"  # no suffix: PNG at exactly that path
+  formats = Figure().canvas.get_supported_filetypes()
+  if fmt not in formats:
+    raise PlotError(f"{flag} {out}: unknown image format {fmt!r} (one of {', '.join(sorted(formats))})")
+  records = _read(path)
   if not records:
     raise PlotError(f"{path} holds no metrics yet")
   # Global step: phases run one after another; a resumed phase continues its own count.
@@ -44,6 +88,8 @@ def plot(workdir: str | pathlib.Path, out: str | pathlib.Path | None = None) -> 
     offset += phase_len[p]
   xs = [base[r["phase"]] + r["step"] for r in records]
   keys = sorted({k for r in records for k in r if k not in _SKIP})
+  if not keys:
+    raise PlotError(f"{path} holds only {', '.join(_SKIP)}: no quantity to plot")
   cols = 3
   rows = -(-len(keys) // cols)
   fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 2.8 * rows), squeeze=False)
@@ -61,9 +107,14 @@ def plot(workdir: str | pathlib.Path, out: str | pathlib.Path | None = None) -> 
     ax.axis("off")
   fig.supxlabel("step (all phases)", fontsize=9)
   fig.tight_layout()
-  out = pathlib.Path(out) if out else workdir / "training_curves.png"
-  fig.savefig(out, dpi=110)
-  plt.close(fig)
+  try:
+    fig.savefig(out, dpi=110, format=fmt)
+  except (OSError, RuntimeError) as e:
+    # What output_file cannot see: /proc as root, a full disk, pgf without a LaTeX install.
+    why = getattr(e, "strerror", None) or str(e).splitlines()[0]
+    raise PlotError(f"{flag} {out}: cannot write it ({why})") from None
+  finally:
+    plt.close(fig)
   return out
 
 
