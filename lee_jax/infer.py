@@ -210,6 +210,10 @@ def main(argv):
   cfg = search_config()
   if _TRIALS.value < 1:
     raise datasets.DataError(f"--trials must be >= 1, got {_TRIALS.value}")
+  last_seed = _SEED.value + 1000 * (_TRIALS.value - 1)  # each trial's, before any trial runs
+  if not 0 <= _SEED.value <= last_seed < 2**32:
+    raise datasets.DataError(f"--seed + 1000 * (--trials - 1) must be in [0, 2**32), got "
+                             f"{_SEED.value} and {_TRIALS.value} trials")
   try:
     trial_lib.check_max_time(_MAX_TIME.value)  # before the model loads
   except ValueError as e:

@@ -148,6 +148,13 @@ class LEERegressor:
     """Search for a formula of y in the columns of X. sample_weight (one non-negative weight
     per row): the constant fits minimise the weighted squared error and the search ranks
     by weighted R2; rows of weight 0 are left out."""
+    if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or not (
+        0 <= self.seed < 2**32):  # numpy's own messages name none of this
+      raise ValueError(f"seed must be an integer in [0, 2**32), got {self.seed!r}")
+    for name in ("rounds", "iterations", "workers", "pool_size", "poly_terms", "sep_terms"):
+      value = getattr(self, name)
+      if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer))):
+        raise ValueError(f"{name} must be an integer (or None for the preset's), got {value!r}")
     names = getattr(X, "columns", None)
     names = [str(c) for c in names] if names is not None else None
     ds = datasets.from_arrays(X, y, names, name="LEERegressor.fit input",
@@ -221,7 +228,10 @@ class LEERegressor:
   def score(self, X, y, sample_weight=None) -> float:
     """R2 on (X, y) (weighted by sample_weight if given), as sklearn regressors do."""
     y = np.asarray(y, np.float64)
-    return score.r2(y, self.predict(X), _sample_weight(sample_weight, len(y)))
+    y_hat = self.predict(X)
+    if y.shape != y_hat.shape:
+      raise ValueError(f"y has shape {y.shape}; X has {len(y_hat)} rows")
+    return score.r2(y, y_hat, _sample_weight(sample_weight, len(y)))
 
   def sympy(self, index: int | None = None, digits: int | None = 4):
     """The best expression (or equations_[index]) simplified in SymPy over the feature names,

@@ -133,6 +133,7 @@ def test_search_with_a_checkpoint_prints_the_answer_and_writes_json(ckpt, tmp_pa
     (["--noise", "nan"], "need noise >= 0"),
     (["--noise", "inf"], "need noise >= 0"),
     (["--out", "/"], "is a directory, not a file"),
+    (["--seed", "4294967000", "--trials", "2"], "--seed + 1000 * (--trials - 1)"),
 ])
 def test_bad_search_flags_are_one_line_and_exit_2(args, needle):
   r = _infer("--dataset", "strogatz_lv1", *args)

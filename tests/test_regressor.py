@@ -175,6 +175,11 @@ def test_unfitted_and_bad_input_errors(ckpt):
     LEERegressor(checkpoint=ckpt, mode="beam").fit(X, y)
   with pytest.raises(checkpoints.CheckpointError, match="no checkpoint directory"):
     LEERegressor(checkpoint="/nonexistent/ckpt").fit(X, y)
+  for kw, msg in (({"seed": -1}, r"seed must be an integer in \[0, 2\*\*32\)"),
+                  ({"seed": 1.5}, "seed must be an integer"),
+                  ({"rounds": "1"}, "rounds must be an integer")):
+    with pytest.raises(ValueError, match=msg):
+      LEERegressor(checkpoint=ckpt, **kw).fit(X, y)
 
 
 def test_same_seed_same_expression_and_score(ckpt):
@@ -183,6 +188,8 @@ def test_same_seed_same_expression_and_score(ckpt):
   b = LEERegressor(checkpoint=ckpt, rounds=1, iterations=5, seed=9).fit(X, y)
   assert a.best_prefix_ == b.best_prefix_ and a.score(X, y) == b.score(X, y)
   assert a.equations_ == b.equations_
+  with pytest.raises(ValueError, match=r"y has shape \(117,\); X has 120 rows"):
+    a.score(X, y[:-3])
 
 
 def test_sample_weights(ckpt):
