@@ -50,7 +50,8 @@ runner.define_search_flags("Explicit dataset names (overrides --group).", mode=F
                            sweep=True)
 _TABLE = flags.DEFINE_list("table", ["2", "3", "10"], "Tables to run: 2, 3, 10, vae.")
 _GROUP = flags.DEFINE_string("group", "strogatz", "Dataset group (the paper's: strogatz).")
-_TRIALS = flags.DEFINE_integer("trials", 3, "Trials per (dataset, noise); the paper's ablations use 3.")
+_TRIALS = flags.DEFINE_integer("trials", 3, "Trials per (dataset, noise); the paper's ablations use 3.",
+                               lower_bound=1)
 _NOVAE = flags.DEFINE_string("checkpoint_novae", None, "A use_vae=False model (--table=vae).")
 _OUT = flags.DEFINE_string("out_dir", "experiments/results/ablations", "Results directory.")
 _DRY = flags.DEFINE_bool("dry_run", False, "Print the cells and srbench.py commands; run nothing.")
@@ -309,10 +310,10 @@ def main(argv):
             f"{len(cells)} cells in shard {FLAGS.shard_index}/{FLAGS.num_shards}, "
             f"{len(cells) - len(todo)} done, {len(todo)} to run\n  {command(job)}")
     return
+  # A dry run writes nothing; otherwise an unwritable --out_dir fails here, before any cell.
+  out = cli.output_dir(_OUT.value)
   if not _AGG.value:
     run(jobs)
-  out = pathlib.Path(_OUT.value)
-  out.mkdir(parents=True, exist_ok=True)
   for table in tables:
     print(write_table(table, jobs, out))
   print(f"tables written to {out}/table{{{','.join(t.name for t in tables)}}}.{{md,csv}}")

@@ -47,6 +47,7 @@ _WARMUP = flags.DEFINE_bool("warmup", True, "Run one untimed short trial first (
                              "the worker processes, which the timed trials reuse).")
 _SEED = flags.DEFINE_integer("seed", 0, "Split and search seed.")
 _JSON = flags.DEFINE_string("json", None, "Also write the rows as JSON here.")
+_OVERWRITE = flags.DEFINE_bool("overwrite", False, "Allow --json to replace an existing file.")
 
 _PARTS = ("decode", "encode", "descend", "fit", "simplify", "score", "cmaes")
 
@@ -54,6 +55,8 @@ _PARTS = ("decode", "encode", "descend", "fit", "simplify", "score", "cmaes")
 def main(argv):
   del argv
   logging.set_verbosity(logging.WARNING)
+  if _JSON.value:  # checked now, not after minutes of benchmark
+    cli.output_file(_JSON.value, overwrite=_OVERWRITE.value, flag="--json")
   names = datasets.resolve(_DATASETS.value, [_GROUP.value])  # a typo fails before the model loads
   if _RANDOM.value:
     eng, bundle = engine_lib.untrained(_RANDOM.value)

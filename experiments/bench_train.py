@@ -16,6 +16,7 @@ Some GPU builds report no FLOP count even for the lowered program (jax 0.11.2 on
   python experiments/bench_train.py --model=paper --gflop=48751                  # GPU: MFU from it
 """
 
+import math
 import tempfile
 import time
 
@@ -32,9 +33,10 @@ from lee_jax import model as model_lib
 import trace_summary  # noqa: E402  (experiments/trace_summary.py, beside this script)
 
 _MODEL = flags.DEFINE_enum("model", "small", list(configs.MODELS), "Model preset.")
-_BATCH = flags.DEFINE_integer("batch_size", 256, "Global batch size.")
-_STEPS = flags.DEFINE_integer("steps", 20, "Timed steps after compilation.")
-_PHASE = flags.DEFINE_integer("phase", 3, "Phase whose loss weights the step uses.")
+_BATCH = flags.DEFINE_integer("batch_size", 256, "Global batch size.", lower_bound=1)
+_STEPS = flags.DEFINE_integer("steps", 20, "Timed steps after compilation.", lower_bound=1)
+_PHASE = flags.DEFINE_integer("phase", 3, "Phase whose loss weights the step uses.",
+                               lower_bound=min(configs.PHASES), upper_bound=max(configs.PHASES))
 _PEAK = flags.DEFINE_float("peak", 989e12, "Peak FLOP/s per device (H100 dense bf16: 989e12).")
 _DTYPE = flags.DEFINE_enum("dtype", "bfloat16", ["bfloat16", "float32"], "Compute dtype.")
 _ATTN = flags.DEFINE_enum("attention", "auto", list(configs.ATTENTION_IMPLS),
@@ -48,12 +50,18 @@ _RNG = flags.DEFINE_enum("rng_impl", "threefry", list(configs.RNG_IMPLS),
                          "PRNG of the step's dropout and eps draws (train.py's flag).")
 _PROFILE = flags.DEFINE_integer("profile_steps", 0, "After timing, trace this many steps with "
                                 "jax.profiler and print the top kernels and the device's busy "
-                                "time per step (experiments/trace_summary.py); 0: no trace.")
+                                "time per step (experiments/trace_summary.py); 0: no trace.",
+                                lower_bound=0)
 _FUSIONS = flags.DEFINE_integer("fusion_sources", 8, "With --profile_steps: the JAX ops and source "
                                 "lines fused into the N costliest XLA fusion kernels (from the "
-                                "compiled module's text), to find what a transpose is for.")
+                                "compiled module's text), to find what a transpose is for.",
+                                lower_bound=0)
 _LOWER_ONLY = flags.DEFINE_bool("lower_only", False, "Print the lowered step's GFLOP and exit "
                                 "(no compilation, no timing).")
+# The MFU divides by the peak, so it must be a positive number (lower_bound would let 0 and
+# NaN through).
+flags.register_validator("peak", lambda v: math.isfinite(v) and v > 0,
+                         "--peak must be a finite FLOP/s > 0")
 
 
 def main(argv):

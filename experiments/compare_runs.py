@@ -12,6 +12,7 @@ of clipped R2 with how many cells got better or worse by more than --tie; and, w
 from __future__ import annotations
 
 import json
+import math
 import pathlib
 
 import numpy as np
@@ -22,6 +23,9 @@ from lee_jax import cli
 
 def _define_flags() -> None:
   flags.DEFINE_float("tie", 1e-3, "Changes of clipped R2 up to this count as ties.")
+  # A negative or NaN tie would count every cell (or none) as changed.
+  flags.register_validator("tie", lambda v: math.isfinite(v) and v >= 0,
+                           "--tie must be a finite number >= 0")
   flags.DEFINE_bool("cells", False, "List every cell whose clipped R2 changed.")
 
 
@@ -31,12 +35,43 @@ def read_cells(path: str | pathlib.Path) -> dict[tuple, dict]:
   p = p / "results.jsonl" if p.is_dir() else p
   if not p.is_file():
     raise FileNotFoundError(f"{p}: no such results file")
+  try:
+    text = p.read_text()
+  except UnicodeDecodeError:
+    raise ValueError(f"{p}: not a text file (a results.jsonl holds one JSON object a line)") from None
+  except OSError as e:
+    raise ValueError(f"{p}: cannot read it ({e.strerror or e})") from None
   out = {}
-  for line in p.read_text().splitlines():
+  for i, line in enumerate(text.splitlines(), 1):
     if line.strip():
-      r = json.loads(line)
-      out[(r["dataset"], float(r["noise"]), int(r["trial"]))] = r
+      r, key = _cell(line, f"{p} line {i}")
+      out[key] = r
   return out
+
+
+def _number(v) -> bool:
+  return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _cell(line: str, where: str) -> tuple[dict, tuple]:
+  """(record, key) of one results line; anything else is one ValueError naming where it is."""
+  try:
+    r = json.loads(line)
+  except ValueError as e:
+    raise ValueError(f"{where}: not JSON ({e})") from None
+  if not isinstance(r, dict):
+    raise ValueError(f"{where}: not a JSON object")
+  if not isinstance(r.get("dataset"), str):
+    raise ValueError(f"{where}: no dataset name")
+  if not _number(r.get("noise")) or not math.isfinite(r["noise"]):
+    raise ValueError(f"{where}: noise {r.get('noise')!r} is not a finite number")
+  if not isinstance(r.get("trial"), int) or isinstance(r["trial"], bool):
+    raise ValueError(f"{where}: trial {r.get('trial')!r} is not an integer")
+  # the fields the comparison averages: a number or null (a failed cell)
+  for k in ("r2_test", "complexity", "wall_time_s"):
+    if r.get(k) is not None and not _number(r[k]):
+      raise ValueError(f"{where}: {k} {r[k]!r} is not a number")
+  return r, (r["dataset"], float(r["noise"]), r["trial"])
 
 
 def _r2(cell: dict) -> float:
@@ -72,7 +107,7 @@ def main(argv):
   f = flags.FLAGS
   try:
     res = compare(read_cells(argv[1]), read_cells(argv[2]), f.tie)
-  except (FileNotFoundError, ValueError, KeyError, json.JSONDecodeError) as e:
+  except (FileNotFoundError, ValueError) as e:
     cli.fail(str(e))
   print(f"{res['cells']} shared cells")
   for name in ("before", "after"):

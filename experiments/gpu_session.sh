@@ -334,7 +334,7 @@ print(','.join(str(max(1 if w == 0 else 50, int(total * w / sum(ratios)))) for w
       [ -n "${OVERLAP:-}" ] && extra="--overlap --simplify_helpers=1" && f_tag=${f}_overlap || f_tag=$f
       python3 experiments/bench_infer.py --checkpoint "$ckpt" --preset paper --fitter $f $extra \
         ${INFER_WORKERS:+--workers $INFER_WORKERS} \
-        --json "$OUT/infer_$f_tag.json" 2>&1 | tee "$OUT/infer_$f_tag.log"
+        --json "$OUT/infer_$f_tag.json" --overwrite 2>&1 | tee "$OUT/infer_$f_tag.log"
     done
     ;;
   *)

@@ -18,7 +18,8 @@ R2 summaries: median, share >= 0.99, and the mean of R2 clipped to [0, 1]. The c
 invalid or diverging decode counts as 0, so it cannot swamp the mean.
 R2 uses the fresh points where the true expression is finite and below 1e100 in size (log x0
 where x0 > 0); one defined at fewer than 20 of them is skipped and counted.
-Writes quality.json and quality.md to --out_dir (default experiments/results/quality/).
+Writes quality.json and quality.md to --out_dir (default experiments/results/quality/); an
+existing one is replaced only with --overwrite.
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ import latent  # noqa: E402  (experiments/latent.py, beside this script)
 
 _LOSS_BATCHES = flags.DEFINE_integer("loss_batches", 20, "Held-out batches of 32 for the losses.")
 _FIT_ITERS = flags.DEFINE_integer("fit_iters", 100, "L-BFGS-B iterations for the one-shot fit.")
+_OVERWRITE = flags.DEFINE_bool("overwrite", False, "Allow replacing an existing quality.json and "
+                               "quality.md in --out_dir (the default one holds the committed numbers).")
 
 LOSS_BATCH = 32
 DECODE_CHUNK = 64  # rows per decode call (the decoder compiles once per bucket size)
@@ -193,9 +196,11 @@ def main(argv):
   n = latent.n_or(1000)
   if n < 1 or _LOSS_BATCHES.value < 1 or _FIT_ITERS.value < 0:
     cli.fail("need --n >= 1, --loss_batches >= 1 and --fit_iters >= 0")
+  # Both outputs are checked before the model loads and the minutes of measuring start.
+  out = cli.output_dir(latent.OUT_DIR.value or "experiments/results/quality")
+  for name in ("quality.json", "quality.md"):
+    cli.output_file(out / name, overwrite=_OVERWRITE.value, flag="--out_dir")
   eng, label = latent.engine_from_flags()
-  out = pathlib.Path(latent.OUT_DIR.value or "experiments/results/quality")
-  out.mkdir(parents=True, exist_ok=True)
   t0 = time.perf_counter()
   result = {"model": label, "loss_batches": _LOSS_BATCHES.value,
             "losses": heldout_losses(eng, _LOSS_BATCHES.value, latent.SEED.value),

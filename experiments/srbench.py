@@ -17,6 +17,8 @@ itself is experiments/sweep.py (shared with experiments/ablations.py).
 
 from __future__ import annotations
 
+import math
+import numbers
 import pathlib
 import sys
 
@@ -37,7 +39,7 @@ _METHOD = flags.DEFINE_enum("method", "lee", ["lee", *peers.PEERS],
 runner.define_search_flags("Explicit dataset names (overrides --group).", sweep=True)
 _GROUP = flags.DEFINE_list("group", ["strogatz"], "strogatz, feynman, blackbox, or all.")
 _NOISE = flags.DEFINE_list("noise", ["0"], "Target noise levels (ground-truth groups).")
-_TRIALS = flags.DEFINE_integer("trials", 1, "Trials per (dataset, noise).")
+_TRIALS = flags.DEFINE_integer("trials", 1, "Trials per (dataset, noise).", lower_bound=1)
 _POOL = flags.DEFINE_integer("pool_size", None, "Override the preset's pool size P.")
 _TEMPERATURE = flags.DEFINE_float("temperature", None, "Override the preset's sampling temperature tau.")
 _LATENT_NOISE = flags.DEFINE_float("latent_noise", None, "Override the preset's latent noise "
@@ -50,6 +52,30 @@ cells, cell_key, read_results, summary = (sweep_lib.cells, sweep_lib.cell_key,
                                           sweep_lib.read_results, sweep_lib.summary)
 
 
+def noise_levels(values: list[str]) -> tuple[float, ...]:
+  """--noise as floats; each must be finite and >= 0, checked before any cell runs (a bad one
+  would otherwise be recorded as an error cell, or as a NaN cell no summary could sort)."""
+  try:
+    noises = tuple(float(n) for n in values)
+  except ValueError:
+    raise ValueError(f"--noise takes numbers, got {','.join(values)}") from None
+  if not noises or not all(math.isfinite(n) and n >= 0 for n in noises):
+    raise ValueError(f"--noise takes finite levels >= 0, got {','.join(values) or 'none'}")
+  return noises
+
+
+def _summary(path: pathlib.Path) -> str:
+  """The summary of a results.jsonl, leaving out (with one warning) lines it cannot place: a
+  line of an older run may hold a null or NaN noise level, or not be a cell at all."""
+  rows = read_results(path)
+  ok = [r for r in rows if isinstance(r, dict) and isinstance(r.get("group"), str)
+        and isinstance(r.get("noise"), numbers.Real) and math.isfinite(r["noise"])]
+  if len(ok) < len(rows):
+    print(f"warning: {path}: {len(rows) - len(ok)} line(s) without a group and a finite noise "
+          "level left out of the summary", file=sys.stderr)
+  return summary(ok)
+
+
 def main(argv):
   del argv
   logging.set_verbosity(logging.WARNING)
@@ -59,12 +85,9 @@ def main(argv):
   if _SUMMARY.value:
     if not (out_dir / "results.jsonl").is_file():
       raise ValueError(f"{out_dir} holds no results.jsonl (is it a sweep's --out_dir?)")
-    print(summary(read_results(out_dir / "results.jsonl")))
+    print(_summary(out_dir / "results.jsonl"))
     return
-  try:
-    noises = tuple(float(n) for n in _NOISE.value)
-  except ValueError:
-    raise ValueError(f"--noise takes numbers, got {','.join(_NOISE.value)}") from None
+  noises = noise_levels(_NOISE.value)
   runner.check_shard()
   names = datasets.resolve(FLAGS.datasets, _GROUP.value)
   overrides = runner.search_overrides(*runner.SWEEP_OVERRIDES, "pool_size", "temperature",
@@ -82,9 +105,12 @@ def main(argv):
   lee = _METHOD.value == "lee"
   sweep_lib.check_settings(sweep.results, sweep.settings(
       sweep_lib.model_source(FLAGS.checkpoint, FLAGS.random_model) if lee else None))
+  # Every check above leaves the folder alone; now make sure it can be written before the
+  # model loads (a path under a file or /proc would fail only at the first cell).
+  cli.output_dir(out_dir)
   model = sweep_lib.load_model(FLAGS.checkpoint, FLAGS.random_model) if lee else None
   sweep_lib.run(sweep, model, warmup=FLAGS.warmup)
-  print(summary(read_results(sweep.results)))
+  print(_summary(sweep.results))
 
 
 if __name__ == "__main__":

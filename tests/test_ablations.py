@@ -107,3 +107,19 @@ def test_vae_table_needs_a_real_no_vae_checkpoint(tmp_path):
   assert "has use_vae=True" in r.stderr
   assert not list((tmp_path / "out").glob("*/results.jsonl"))
 
+
+
+def test_zero_trials_is_one_line_not_an_empty_plan(tmp_path):
+  r = _run(tmp_path, "--table=2", "--random_model=tiny", "--datasets=strogatz_glider1", "--trials=0",
+           "--dry_run")
+  assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+  assert "--trials=0: 0 is not a positive integer" in r.stderr and "to run" not in r.stdout
+
+
+def test_an_unwritable_out_dir_is_one_line(tmp_path):
+  f = tmp_path / "f"
+  f.write_text("keep")
+  for out in (f, f / "sub"):  # a file, and a folder that cannot be made under one
+    r = _run(out, "--table=2", "--random_model=tiny", *SMALL, "--aggregate_only")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert r.stderr.startswith(f"error: --out_dir {out}") and f.read_text() == "keep"

@@ -42,3 +42,21 @@ def test_gflop_flag_sets_the_mfu():
   # (which two varies from run to run: the model's attention, flax's LayerNorm, ...)
   found = re.findall(r"^(\S*fusion\S*): \w+\[.*\n\s+x\d+ .* \w+\.py:\d+ \(", text, re.M)
   assert len(found) == 2, text[-3000:]
+
+
+@pytest.mark.parametrize("arg,needle", [
+    ("--steps=-1", "not a positive integer"),  # once exit 0 with a negative step time and MFU
+    ("--steps=0", "not a positive integer"),  # once ZeroDivisionError
+    ("--peak=0", "--peak must be a finite FLOP/s > 0"),
+    ("--peak=nan", "--peak must be a finite FLOP/s > 0"),
+    ("--phase=0", "not an integer in the range [1, 5]"),  # once KeyError
+    ("--phase=9", "not an integer in the range [1, 5]"),
+    ("--profile_steps=-1", "not a non-negative integer"),  # once silently no trace
+    ("--fusion_sources=-1", "not a non-negative integer"),
+    ("--batch_size=0", "not a positive integer"),
+])
+def test_a_bad_setting_is_one_line_before_any_step(arg, needle):
+  out = subprocess.run([sys.executable, SCRIPT, *TINY, arg], capture_output=True, text=True,
+                       cwd=REPO, timeout=600)
+  assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr[-2000:]
+  assert needle in out.stderr and not out.stdout

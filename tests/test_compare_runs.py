@@ -2,6 +2,7 @@
 
 import json
 import pathlib
+import subprocess
 import sys
 
 import pytest
@@ -31,3 +32,35 @@ def test_pairs_only_shared_cells_and_clips(tmp_path):
     compare_runs.compare(compare_runs.read_cells(a), {})
   with pytest.raises(FileNotFoundError):
     compare_runs.read_cells(tmp_path / "missing")
+
+
+def _main(*args):
+  return subprocess.run([sys.executable, str(REPO / "experiments" / "compare_runs.py"), *map(str, args)],
+                        capture_output=True, text=True, cwd=REPO, timeout=120)
+
+
+@pytest.mark.parametrize("tie", ["nan", "-1", "inf"])
+def test_tie_must_be_a_finite_number_at_least_0(tmp_path, tie):
+  a = _write(tmp_path / "a.jsonl", [("d1", 0, 0.5, 5)])
+  r = _main(f"--tie={tie}", a, a)
+  assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+  assert "--tie must be a finite number >= 0" in r.stderr and not r.stdout
+
+
+@pytest.mark.parametrize("line,needle", [
+    ("[1, 2]", "not a JSON object"),
+    ('{"dataset": "d2", "noise": 0, "trial": 0, "r2_test": "high"}', "r2_test 'high' is not a number"),
+    ('{"dataset": "d2", "noise": null, "trial": 0}', "noise None is not a finite number"),
+    ('{"dataset": "d2", "noise": 0, "trial": "x"}', "trial 'x' is not an integer"),
+    ('{"noise": 0, "trial": 0}', "no dataset name"),
+    ('{"dataset": "d2", "tr', "not JSON"),
+])
+def test_a_malformed_line_is_one_line_naming_file_and_line(tmp_path, line, needle):
+  a = _write(tmp_path / "a.jsonl", [("d1", 0, 0.5, 5)])
+  b = tmp_path / "b.jsonl"
+  b.write_text(a.read_text() + "\n" + line + "\n")  # a blank line is skipped, still counted
+  with pytest.raises(ValueError, match=f"b.jsonl line 3: {needle}"):
+    compare_runs.read_cells(b)
+  r = _main(a, b)
+  assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+  assert r.stderr.startswith(f"error: {b} line 3: ") and needle in r.stderr

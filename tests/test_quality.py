@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from absl.testing import flagsaver
 
+from lee_jax import cli
 from lee_jax import engine as engine_lib
 from lee_jax import expr as E
 
@@ -88,3 +89,23 @@ def test_main_writes_json_and_markdown(eng, tmp_path, monkeypatch, capsys):
     with pytest.raises(SystemExit) as e:
       quality.main([])
   assert e.value.code == 2 and capsys.readouterr().err.startswith("error: need --n")
+
+
+def test_outputs_are_checked_before_the_model_loads(tmp_path, monkeypatch):
+  """The default --out_dir holds the committed numbers: they are replaced only with --overwrite."""
+  def no_model(checkpoint, random_model):
+    raise AssertionError("the model loaded")
+
+  monkeypatch.setattr(latent, "load_engine", no_model)
+  (tmp_path / "quality.md").write_text("committed")
+  with flagsaver.flagsaver(random_model="tiny", out_dir=str(tmp_path), n=16, loss_batches=1):
+    with pytest.raises(cli.PathError, match="quality.md exists; pass --overwrite to replace it"):
+      quality.main([])
+  assert (tmp_path / "quality.md").read_text() == "committed"
+  with flagsaver.flagsaver(random_model="tiny", out_dir=str(tmp_path), n=16, overwrite=True):
+    with pytest.raises(AssertionError, match="the model loaded"):  # past the check
+      quality.main([])
+  (tmp_path / "f").write_text("")
+  with flagsaver.flagsaver(random_model="tiny", out_dir=str(tmp_path / "f" / "sub"), n=16):
+    with pytest.raises(cli.PathError, match="--out_dir .*cannot create it"):
+      quality.main([])

@@ -50,11 +50,42 @@ def test_sweep_records_each_cell_once_and_resumes(tmp_path):
     (["--datasets=strogatz_lv1,strogatz_glidr1"], "did you mean strogatz_glider1"),
     (["--noise=0,abc"], "--noise takes numbers"),
     (["--summary_only"], "holds no results.jsonl"),
+    # 0 trials once ran 0 cells and exited 0; a bad noise level was only an error cell, and
+    # a NaN one a cell no later summary could sort.
+    (["--trials=0"], "--trials=0: 0 is not a positive integer"),
+    (["--trials=-1"], "--trials=-1"),
+    (["--noise=-0.1"], "--noise takes finite levels >= 0, got -0.1"),
+    (["--noise=0,nan"], "--noise takes finite levels >= 0, got 0,nan"),
+    (["--noise=inf"], "--noise takes finite levels >= 0"),
 ])
 def test_bad_sweep_input_is_one_line_before_any_cell(tmp_path, args, needle):
   r = _run(tmp_path / "out", *args)
   assert r.returncode == 2 and r.stderr.count("\n") == 1 and needle in r.stderr, r.stderr
   assert not (tmp_path / "out").exists()  # nothing recorded, not even an error cell
+
+
+@pytest.mark.parametrize("where", ["file", "under_file"])
+def test_an_unwritable_out_dir_is_one_line_before_the_model_loads(tmp_path, where):
+  f = tmp_path / "f"
+  f.write_text("keep")
+  r = _run(f if where == "file" else f / "sub", "--datasets=strogatz_glider1")
+  assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+  assert r.stderr.startswith("error: --out_dir ") and f.read_text() == "keep"
+
+
+def test_summary_leaves_out_a_line_with_no_noise_level(tmp_path):
+  # An older run recorded a NaN noise level as null; the summary once crashed on it (and on
+  # every later run into the folder).
+  cell = {"group": "strogatz", "noise": 0.1, "found": True, "r2_test": 0.5, "complexity": 5,
+          "wall_time_s": 2.0}
+  lines = [json.dumps(cell), json.dumps({**cell, "noise": None}), '{"group": "strogatz", "noise": NaN}',
+           "[1, 2]"]
+  (tmp_path / "results.jsonl").write_text("\n".join(lines) + "\n")
+  r = _run(tmp_path, "--summary_only")
+  assert r.returncode == 0, r.stderr
+  assert r.stderr.count("\n") == 1 and "3 line(s) without a group and a finite noise" in r.stderr
+  (row,) = [l for l in r.stdout.splitlines() if l.startswith("strogatz")]
+  assert row.split()[:4] == ["strogatz", "0.1", "1", "1"]
 
 
 @pytest.mark.slow
