@@ -237,6 +237,9 @@ class LEERegressor:
     """The best expression (or equations_[index]) simplified in SymPy over the feature names,
     constants at `digits` significant figures (None: full precision)."""
     node = self._node(index)  # NotFittedError before fit
+    if digits is not None and (isinstance(digits, bool) or not isinstance(digits, (int, np.integer))
+                               or digits < 1):
+      raise ValueError(f"digits must be an integer >= 1 (or None: full precision), got {digits!r}")
     names = E.formula_names([self.feature_names_in_[i] for i in self.selected_features_])
     return trial_lib.sympy_of(node, names, digits)
 

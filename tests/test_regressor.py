@@ -190,6 +190,11 @@ def test_same_seed_same_expression_and_score(ckpt):
   assert a.equations_ == b.equations_
   with pytest.raises(ValueError, match=r"y has shape \(117,\); X has 120 rows"):
     a.score(X, y[:-3])
+  for bad in (-1, 0, 2.5):
+    with pytest.raises(ValueError, match="digits must be an integer >= 1"):
+      a.sympy(digits=bad)
+  with pytest.raises(ValueError, match="digits must be an integer >= 1"):
+    a.latex_table(precision=0)
 
 
 def test_sample_weights(ckpt):
