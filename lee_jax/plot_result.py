@@ -151,6 +151,10 @@ def save(fig, path: str | os.PathLike) -> pathlib.Path:
   """Write atomically: a killed run never leaves half a figure."""
   path = pathlib.Path(path)
   tmp = path.with_name(path.name + ".tmp")
-  fig.savefig(tmp, dpi=150, format=path.suffix.lstrip(".").lower())
-  os.replace(tmp, path)
+  try:
+    fig.savefig(tmp, dpi=150, format=path.suffix.lstrip(".").lower())
+    os.replace(tmp, path)
+  except OSError as e:  # e.g. a folder that refuses files (/proc), a full disk
+    tmp.unlink(missing_ok=True)
+    raise PlotError(f"{path}: cannot write it ({e.strerror or e})") from None
   return path

@@ -71,3 +71,14 @@ def test_paths_are_checked_before_anything_runs(tmp_path):
       "f_trial1.pdf", "f_trial2.pdf"]
   with pytest.raises(plot_result.PlotError, match="no data"):
     plot_result.figure(EQUATIONS, 1, lambda Xq: Xq[:, 0], {}, ["x"])
+
+
+def test_a_failed_write_is_a_plot_error_and_leaves_no_temporary_file(tmp_path):
+  import matplotlib.pyplot as plt
+  fig = plt.figure()
+  try:
+    with pytest.raises(plot_result.PlotError, match="f.png: cannot write it"):
+      plot_result.save(fig, tmp_path / "gone" / "f.png")  # its folder went after the check
+  finally:
+    plt.close(fig)
+  assert not list(tmp_path.rglob("*.tmp"))
