@@ -719,13 +719,12 @@ def _start_group(nodes, prog, X, y, w, steps: int, restarts: int, seed: int,
 
 def _check_start(nodes, prog, X, y, w, cmask, c0, lm, var: float) -> tuple:
   """What `_finish_group`'s float64 check can do before the LM's answer (on the host while
-  the LM runs): the constant-free nodes (`program.host_buffer`) and the decoded constants'
-  errors (var: the fit rows' (weighted) variance). Returns `_finish_group`'s arguments."""
+  the LM runs): the constant-free nodes (`program.host_buffer`, for two constant vectors:
+  the winner and the decoded start; var: the fit rows' (weighted) variance). Returns
+  `_finish_group`'s arguments."""
   from lee_jax import program
 
-  buf = program.host_buffer(prog, X)
-  err0 = _errors(program.run_numpy(prog, c0[:, None], X, buf), y, w, var)  # [b, 1]
-  return nodes, prog, X, y, w, cmask, c0, lm, buf, err0, var
+  return nodes, prog, X, y, w, cmask, c0, lm, program.host_buffer(prog, X, 2), var
 
 
 def _errors(pred, y, w, var: float):
@@ -736,7 +735,7 @@ def _errors(pred, y, w, var: float):
   return np.where(np.isfinite(errs), errs, np.inf)
 
 
-def _finish_group(nodes, prog, X, y, w, cmask, c0, lm, buf, err0, var) -> list[FitResult]:
+def _finish_group(nodes, prog, X, y, w, cmask, c0, lm, buf, var) -> list[FitResult]:
   """Waits for a `_start_group` call and checks its winners in float64 (`_check_start`'s
   arguments)."""
   from lee_jax import program
@@ -750,9 +749,11 @@ def _finish_group(nodes, prog, X, y, w, cmask, c0, lm, buf, err0, var) -> list[F
   winner = c[np.arange(b), np.argmin(f, axis=1)]  # [b, mc]
   options = np.stack([winner, c0], axis=1)  # [b, 2, mc]: start 0 the winner, 1 the decoded
   finite = np.all(np.isfinite(winner) | ~cmask, axis=-1)
-  err = _errors(program.run_numpy(prog, np.where(np.isfinite(winner), winner, 0.0)[:, None],
-                                  X, buf), y, w, var)
-  errs = np.concatenate([np.where(finite[:, None], err, np.inf), err0], axis=1)
+  # both candidates in one pass over the program (its per-instruction cost is the host's
+  # share of a small call; on 2 cores the LM's threads leave it no idle core to hide in)
+  both = np.stack([np.where(np.isfinite(winner), winner, 0.0), c0], axis=1)
+  err = _errors(program.run_numpy(prog, both, X, buf), y, w, var)  # [b, 2]
+  errs = np.concatenate([np.where(finite[:, None], err[:, :1], np.inf), err[:, 1:]], axis=1)
   pick = np.argmin(errs, axis=1)  # ties: the winner
   best = errs[np.arange(b), pick].tolist()
   out = []
