@@ -258,9 +258,13 @@ def check_feature_count(n: int, where: str, how: str) -> None:
                     f"variables; select at most {MAX_FEATURES} {how}")
 
 
+def is_integer(v) -> bool:
+  """A Python or NumPy integer, not a bool (True would pass as 1)."""
+  return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
 def check_select_k_best(k) -> None:
-  if k is not None and (isinstance(k, bool) or not isinstance(k, (int, np.integer))
-                        or not 1 <= k <= MAX_FEATURES):
+  if k is not None and not (is_integer(k) and 1 <= k <= MAX_FEATURES):
     raise DataError(f"select_k_best must be an integer from 1 to {MAX_FEATURES} (LEE's "
                     f"variables), got {k!r}")
 

@@ -23,15 +23,21 @@ class MetricsLog:
       self._tb(record)
 
 
-def read(path: str | pathlib.Path) -> list[dict]:
-  """Every record of a metrics.jsonl; a line cut off by a kill is skipped."""
+def numbered(path: str | pathlib.Path) -> list[tuple[int, object]]:
+  """(line number from 1, parsed JSON) of a metrics.jsonl; a line cut off by a kill is
+  skipped."""
   out = []
-  for line in pathlib.Path(path).read_text().splitlines():
+  for n, line in enumerate(pathlib.Path(path).read_text().splitlines(), 1):
     try:
-      out.append(json.loads(line))
+      out.append((n, json.loads(line)))
     except ValueError:
       continue
   return out
+
+
+def read(path: str | pathlib.Path) -> list[dict]:
+  """Every record of a metrics.jsonl; a line cut off by a kill is skipped."""
+  return [r for _, r in numbered(path)]
 
 
 def _tensorboard_writer(logdir: pathlib.Path):

@@ -6,7 +6,6 @@ counted across phases with a dashed line where each phase begins.
 
 from __future__ import annotations
 
-import json
 import numbers
 import pathlib
 import reprlib
@@ -14,6 +13,7 @@ import reprlib
 from absl import flags
 
 from lee_jax import cli
+from lee_jax import metrics_log
 
 _OUT = flags.DEFINE_string("out", None, "PNG path (default WORKDIR/training_curves.png).")
 _SKIP = ("phase", "step", "time")
@@ -31,16 +31,12 @@ def _read(path: pathlib.Path) -> list[dict]:
   """The records of metrics.jsonl as metrics_log.read sees them (a line cut off by a kill is
   skipped), checked here so that a foreign or hand-edited file is one error naming its line."""
   try:
-    lines = path.read_text().splitlines()
+    rows = metrics_log.numbered(path)
   except (OSError, UnicodeDecodeError) as e:
     why = getattr(e, "strerror", None) or str(e).splitlines()[0]
     raise PlotError(f"{path}: cannot read it ({why})") from None
   out = []
-  for n, line in enumerate(lines, 1):
-    try:
-      r = json.loads(line)
-    except ValueError:
-      continue
+  for n, r in rows:
     where = f"{path} line {n}"
     if not isinstance(r, dict):
       raise PlotError(f"{where}: expected a JSON object, got {type(r).__name__}")

@@ -148,12 +148,12 @@ class LEERegressor:
     """Search for a formula of y in the columns of X. sample_weight (one non-negative weight
     per row): the constant fits minimise the weighted squared error and the search ranks
     by weighted R2; rows of weight 0 are left out."""
-    if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or not (
-        0 <= self.seed < 2**32):  # numpy's own messages name none of this
+    # numpy's own messages for a bad seed or count name none of this
+    if not (datasets.is_integer(self.seed) and 0 <= self.seed < 2**32):
       raise ValueError(f"seed must be an integer in [0, 2**32), got {self.seed!r}")
     for name in ("rounds", "iterations", "workers", "pool_size", "poly_terms", "sep_terms"):
       value = getattr(self, name)
-      if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer))):
+      if value is not None and not datasets.is_integer(value):
         raise ValueError(f"{name} must be an integer (or None for the preset's), got {value!r}")
     names = getattr(X, "columns", None)
     names = [str(c) for c in names] if names is not None else None
@@ -237,8 +237,7 @@ class LEERegressor:
     """The best expression (or equations_[index]) simplified in SymPy over the feature names,
     constants at `digits` significant figures (None: full precision)."""
     node = self._node(index)  # NotFittedError before fit
-    if digits is not None and (isinstance(digits, bool) or not isinstance(digits, (int, np.integer))
-                               or digits < 1):
+    if digits is not None and not (datasets.is_integer(digits) and digits >= 1):
       raise ValueError(f"digits must be an integer >= 1 (or None: full precision), got {digits!r}")
     names = E.formula_names([self.feature_names_in_[i] for i in self.selected_features_])
     return trial_lib.sympy_of(node, names, digits)
