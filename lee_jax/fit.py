@@ -451,9 +451,10 @@ def _lm(classes, lanes, args, roots, used, pre, cmask, c0, X, y, rw, Xs, ys, sw,
   """LM over lanes. The program's first `pre` instructions are constant-free (`Program.pre`):
   they run once per buffer. cmask [B, M] marks real constant slots, c0 [B, R, M] the starts,
   X [N, D], y/rw [N] the fit rows and the square roots of their weights (0: padding); Xs/ys/sw
-  a subsample of them. `steps` run on the subsample, then `polish` on every row from where
-  they ended (polish = 0: `steps` on every row, the subsample unused). Returns (c [B, R, M],
-  loss [B, R], LM steps run) with loss = MSE / var(y) on every row (inf if undefined)."""
+  a subsample of them. `steps` run on the subsample, then `polish` on every row from the
+  tree's best start there (polish = 0: `steps` on every row from every start, the subsample
+  unused). Returns (c [B, R', M], loss [B, R'], LM steps run) with loss = MSE / var(y) on
+  every row (inf if undefined); R' = R without a polish, else 1."""
   import jax
   import jax.numpy as jnp
 
@@ -524,8 +525,14 @@ def _lm(classes, lanes, args, roots, used, pre, cmask, c0, X, y, rw, Xs, ys, sw,
   # Most steps on a subsample: a step's cost is linear in rows, and a fit that has converged
   # on a few hundred rows needs only a few Gauss-Newton-like steps on all of them. A lane
   # whose subsample fit failed (non-finite) polishes from its start instead.
+  # Only each tree's best start on the subsample is polished (the float64 check keeps one
+  # winner anyway): the polish's rows cost as much as the subsample's 20 steps, and polishing
+  # every start bought no R2 on bench_fit's calls (BUILD_NOTES, "Polish the best start").
   c_sub, f_sub, n_sub = solve(c0, Xs, ys, sw, steps)
-  c, f, n = solve(jnp.where(jnp.isfinite(f_sub)[..., None], c_sub, c0), X, y, rw, polish)
+  start = jnp.where(jnp.isfinite(f_sub)[..., None], c_sub, c0)
+  best = jnp.argmin(f_sub, axis=1)  # [B]; every start failed: 0, the decoded constants
+  start = jnp.take_along_axis(start, best[:, None, None], axis=1)  # [B, 1, M]
+  c, f, n = solve(start, X, y, rw, polish)
   return c, f, n_sub + n
 
 
@@ -553,7 +560,7 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20
 
   Start 0 is the decoded constants, the others c0 + 0.5 (|c0| + 1) eps. With more than
   2 * sub_rows rows, `steps` LM steps run on a random subsample of sub_rows rows and then
-  `polish` steps on all of them; otherwise (or with sub_rows = 0) `steps` on all. Nodes with
+  `polish` steps on all of them from each node's best start there; otherwise (or with sub_rows = 0) `steps` on all. Nodes with
   more than MAX_CONSTS constants, or all nodes when some |y| >= FLOAT32_SAFE, are fitted by
   scipy L-BFGS-B in float64 (`fit_constants`). `layout` (LAYOUTS; default "branch" on the
   CPU, ACCEL_LAYOUT elsewhere): "lanes" and "levels" evaluate every operator per instruction

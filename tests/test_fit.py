@@ -231,6 +231,30 @@ def test_subsampled_lm_polishes_to_the_all_rows_fit():
     np.testing.assert_allclose(b.values, c.values, rtol=1e-3, atol=1e-4)
 
 
+def test_the_polish_starts_from_each_trees_best_subsample_start():
+  # sin(C x) * C with y = 2 sin(3 x): from C = 0.5 the LM stalls in a local minimum, from 2.9
+  # it reaches the law; the polish on all rows continues the better start, wherever it is.
+  from lee_jax import program
+  X = np.linspace(-3, 3, 600)[:, None]
+  y = 2.0 * np.sin(3.0 * X[:, 0])
+  node = E.from_prefix("mul sin mul C x0 C".split())
+  prog = program.compile_trees([node], 1, 2, 16, 64, width=2)
+  Xp, yp, wp = fit._padded_rows(X, y, None, 640)
+  pick = np.arange(0, 600, 5)[:128]
+  Xs, ys, ws = fit._padded_rows(X[pick], y[pick], None, 128)
+  lm = fit._lm_jit(20, 4, False)
+  for good in (0, 1):
+    starts = np.zeros((16, 2, 2), np.float32)
+    starts[:, good], starts[:, 1 - good] = (2.9, 1.0), (0.5, 1.0)
+    cmask = np.zeros((16, 2), bool)
+    cmask[0] = True
+    c, f, _ = (np.asarray(a) for a in lm(*prog.arrays(), np.int32(prog.pre), cmask, starts,
+                                        Xp, yp, wp, Xs, ys, ws))
+    assert c.shape == (16, 1, 2) and f.shape == (16, 1)
+    np.testing.assert_allclose(np.abs(c[0, 0]), [3.0, 2.0], rtol=1e-3)
+    assert f[0, 0] < 1e-8
+
+
 def test_targets_beyond_float32_go_to_scipy():
   # y up to ~1e43: float32 cannot hold it, so the LM would fail where float64 fits exactly.
   X = np.random.default_rng(8).uniform(0, 2, (80, 1))
