@@ -27,6 +27,7 @@ from absl import flags
 
 from lee_jax import cli
 from lee_jax import compile_cache
+from lee_jax import cpu_threads
 from lee_jax import datasets
 from lee_jax import evaluate
 from lee_jax import expr as E
@@ -73,6 +74,10 @@ _LINEAR = flags.DEFINE_bool("linear", True, "Solve candidates affine in their co
                             "one least-squares solve (fit.fit_linear) instead of LM.")
 _REPEATS = flags.DEFINE_integer("repeats", 3, "Timed passes per fitter (the median is reported).", lower_bound=1)
 _SEED = flags.DEFINE_integer("seed", 0, "Seed.")
+_CPU_THREADS = flags.DEFINE_integer("cpu_threads", 0, "Threads of XLA's CPU pool in this "
+                                    "process (cpu_threads.limit; 0: $LEE_JAX_CPU_THREADS, else XLA's "
+                                    "own, one per core). "
+                                    "1 is what each of 2 search workers gets on 2 cores.", lower_bound=0)
 _COMPILE_ONLY = flags.DEFINE_bool("compile_only", False, "Compile the jax fitter's shapes (into "
                                    "the compilation cache) and exit: no timing, no scipy.")
 
@@ -139,6 +144,7 @@ def main(argv):
   # loads them instead of compiling again (a cold compile once ran past a 55 s limit there).
   compile_cache.enable()
   try:
+    cpu_threads.limit(_CPU_THREADS.value or cpu_threads.requested(None))  # before JAX starts
     backend = fit.fit_backend(_BACKEND.value)
     other = _COMPARE.value and fit.fit_backend(_COMPARE.value)
   except ValueError as e:
@@ -201,6 +207,8 @@ def main(argv):
           "levels": f"levels layout, an instruction per tree level, unroll {_UNROLL.value}"}[layout]
   path += f" on {backend}" + (f" (JAX's default: {jax.default_backend()})"
                               if backend != jax.default_backend() else "")
+  if backend == "cpu":
+    path += f", {cpu_threads.pool_threads()} XLA CPU threads"
   budgets = sorted({it for *_, it in cands})
   if _LINEAR.value:
     n_lin = sum(fit.fit_linear(n, X, y, None, max(np.var(y), 1e-12)) is not None

@@ -11,6 +11,8 @@ from absl import app
 from absl import flags
 from absl import logging
 
+from lee_jax import cpu_threads
+
 EXIT_BAD_INPUT = 2
 
 
@@ -72,6 +74,10 @@ def run(main: Callable[[list[str]], None], *errors: type[Exception], positional:
     logging.set_verbosity(logging.WARNING)
     if len(argv) > 1 + positional:
       fail(f"unexpected arguments: {' '.join(argv[1 + positional:])}")
+    try:
+      cpu_threads.requested(None)  # a malformed setting fails here, not when workers start
+    except ValueError as e:
+      fail(str(e))
     try:
       main(argv)
     except (*errors, PathError) as e:

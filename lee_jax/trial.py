@@ -23,6 +23,7 @@ import sympy
 
 from lee_jax import complexity
 from lee_jax import configs
+from lee_jax import cpu_threads
 from lee_jax import engine as engine_lib
 from lee_jax import evaluate
 from lee_jax import expr as E
@@ -52,7 +53,8 @@ class TrialResult:
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(bundle: dict, constrain: bool) -> None:
+def _init_worker(bundle: dict, constrain: bool, threads: int | None) -> None:
+  cpu_threads.limit(threads)  # before the engine starts JAX's backends
   _WORKER["engine"] = engine_lib.Engine(engine_lib.from_bundle(bundle), constrain)
 
 
@@ -78,8 +80,11 @@ def worker_pool(bundle: dict, constrain: bool, n: int) -> concurrent.futures.Pro
     # Every process would otherwise grab most of the accelerator's memory up front.
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
     ctx = multiprocessing.get_context("spawn")  # fork after JAX has started is unsafe
+    # Each process's XLA CPU pool gets its share of the cores, not a thread per core each
+    # (BUILD_NOTES, "XLA's CPU threads per worker").
+    threads = cpu_threads.requested(cpu_threads.per_worker(n))
     _POOL.update(bundle=bundle, key=(constrain, n), executor=concurrent.futures.ProcessPoolExecutor(
-        n, mp_context=ctx, initializer=_init_worker, initargs=(bundle, constrain)))
+        n, mp_context=ctx, initializer=_init_worker, initargs=(bundle, constrain, threads)))
   return _POOL["executor"]
 
 

@@ -46,3 +46,17 @@ def test_run_reports_a_path_error_as_one_line(capsys, monkeypatch):
   assert e.value.code == cli.EXIT_BAD_INPUT
   err = capsys.readouterr().err
   assert err.startswith("error: --out /proc/nope/x.json: directory") and err.count("\n") == 1
+
+
+def test_run_refuses_a_malformed_cpu_thread_setting_before_main(capsys, monkeypatch):
+  # $LEE_JAX_CPU_THREADS is read when worker processes start, deep in a search: every entry
+  # point checks it first, as bad input.
+  from lee_jax import cpu_threads
+  monkeypatch.setattr("sys.argv", ["prog"])
+  monkeypatch.setenv(cpu_threads.ENV, "many")
+  ran = []
+  with pytest.raises(SystemExit) as e:
+    cli.run(ran.append)
+  assert e.value.code == cli.EXIT_BAD_INPUT and not ran
+  err = capsys.readouterr().err
+  assert err.startswith(f"error: {cpu_threads.ENV} must be a thread count") and err.count("\n") == 1

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from lee_jax import configs
+from lee_jax import cpu_threads
 from lee_jax import engine as engine_lib
 from lee_jax import expr as E
 from lee_jax import search
@@ -243,6 +244,9 @@ def test_rounds_in_worker_processes_match_in_process(eng, data):
   # change its answer; another worker count or model gets new ones.
   pool = trial.worker_pool(bundle, eng.constrain, 2)
   pids = set(pool._processes)
+  # each process's XLA CPU pool holds its share of the cores (cpu_threads.per_worker)
+  share = cpu_threads.requested(cpu_threads.per_worker(2)) or cpu_threads.available_cores()
+  assert pool.submit(cpu_threads.pool_threads).result() == min(share, cpu_threads.available_cores())
   again = trial.run_trial(eng, data, cfg, "iterative", seed=11, bundle=bundle)
   assert trial.worker_pool(bundle, eng.constrain, 2) is pool and set(pool._processes) == pids
   assert winners(again) == winners(par)
