@@ -207,7 +207,7 @@ def main(argv):
           "levels": f"levels layout, an instruction per tree level, unroll {_UNROLL.value}"}[layout]
   path += f" on {backend}" + (f" (JAX's default: {jax.default_backend()})"
                               if backend != jax.default_backend() else "")
-  if backend == "cpu":
+  if backend == "cpu" and cpu_threads.pool_threads() is not None:
     path += f", {cpu_threads.pool_threads()} XLA CPU threads"
   budgets = sorted({it for *_, it in cands})
   if _LINEAR.value:

@@ -48,8 +48,11 @@ def requested(default: int | None) -> int | None:
   return n or None
 
 
-def pool_threads() -> int:
-  """Threads of XLA's CPU pool in this process so far (0 before the backends start)."""
+def pool_threads() -> int | None:
+  """Threads of XLA's CPU pool in this process so far (0 before the backends start; None
+  where /proc cannot tell)."""
+  if not os.path.isdir("/proc/self/task"):
+    return None
   count = 0
   for tid in os.listdir("/proc/self/task"):
     try:
