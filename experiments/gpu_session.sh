@@ -175,6 +175,9 @@ case "$cmd" in
     step 90 110 bench_train.log python3 experiments/bench_train.py --model=small \
       --attention=cudnn --gflop=6181.6 --rng_impl=rbg
     step 40 90 bench_fit.log python3 experiments/bench_fit.py --n=256 --rows=500 --backend=cpu
+    # the same with one XLA CPU thread, what each of the search's 10 workers now gets there
+    step 30 60 bench_fit.log python3 experiments/bench_fit.py --n=256 --rows=500 --backend=cpu \
+      --cpu_threads=1
     true
     ;;
   go)
