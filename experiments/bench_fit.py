@@ -75,8 +75,8 @@ _LINEAR = flags.DEFINE_bool("linear", True, "Solve candidates affine in their co
 _REPEATS = flags.DEFINE_integer("repeats", 3, "Timed passes per fitter (the median is reported).", lower_bound=1)
 _SEED = flags.DEFINE_integer("seed", 0, "Seed.")
 _CPU_THREADS = flags.DEFINE_integer("cpu_threads", 0, "Threads of XLA's CPU pool in this "
-                                    "process (cpu_threads.limit; 0: $LEE_JAX_CPU_THREADS, else XLA's "
-                                    "own, one per core). "
+                                    "process (cpu_threads.limit; 0: XLA's own, one per core). A set "
+                                    "$LEE_JAX_CPU_THREADS comes first (cli.run applies it). "
                                     "1 is what each of 2 search workers gets on 2 cores.", lower_bound=0)
 _COMPILE_ONLY = flags.DEFINE_bool("compile_only", False, "Compile the jax fitter's shapes (into "
                                    "the compilation cache) and exit: no timing, no scipy.")
@@ -144,7 +144,7 @@ def main(argv):
   # loads them instead of compiling again (a cold compile once ran past a 55 s limit there).
   compile_cache.enable()
   try:
-    cpu_threads.limit(_CPU_THREADS.value or cpu_threads.requested(None))  # before JAX starts
+    cpu_threads.limit(_CPU_THREADS.value or None)  # before JAX starts
     backend = fit.fit_backend(_BACKEND.value)
     other = _COMPARE.value and fit.fit_backend(_COMPARE.value)
   except ValueError as e:

@@ -74,8 +74,9 @@ def run(main: Callable[[list[str]], None], *errors: type[Exception], positional:
     logging.set_verbosity(logging.WARNING)
     if len(argv) > 1 + positional:
       fail(f"unexpected arguments: {' '.join(argv[1 + positional:])}")
-    try:
-      cpu_threads.requested(None)  # a malformed setting fails here, not when workers start
+    try:  # $LEE_JAX_CPU_THREADS sizes this process's XLA CPU pool too (before JAX starts);
+      # a malformed value fails here, not when the search's workers start
+      cpu_threads.limit(cpu_threads.requested(None))
     except ValueError as e:
       fail(str(e))
     try:

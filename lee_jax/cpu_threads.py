@@ -9,8 +9,11 @@ cores: 16 threads). `limit(n)` starts the backends with n pool threads: the proc
 affinity is narrowed to n cores while they start, then every thread of the process (the
 pool's included) gets the whole set back, so the n threads still run on any core.
 
-$LEE_JAX_CPU_THREADS overrides the choice of every caller: a count, or 0 for XLA's own
-(a thread per core). Linux only (elsewhere `limit` does nothing).
+Search workers get cores // workers threads each (`trial.worker_pool`); the process that
+starts them keeps XLA's own pool. $LEE_JAX_CPU_THREADS (a count; 0: XLA's own, a thread
+per core) sets both: the workers', and every entry point's own (`cli.run`), e.g. for
+several sweep shards side by side on one machine. Linux only (elsewhere `limit` does
+nothing).
 """
 
 from __future__ import annotations

@@ -62,3 +62,24 @@ def test_limit_none_or_all_cores_changes_nothing():
   cpu_threads.limit(cpu_threads.available_cores())
   if before is not None:
     assert os.sched_getaffinity(0) == before
+
+
+@linux_only
+@pytest.mark.skipif(cpu_threads.available_cores() < 2, reason="needs 2 cores to narrow")
+def test_every_entry_point_sizes_its_own_pool_from_the_environment():
+  # cli.run applies $LEE_JAX_CPU_THREADS before main: several shards of a sweep side by
+  # side can each run on one pool thread.
+  code = textwrap.dedent("""
+      import jax.numpy as jnp
+      from lee_jax import cli, cpu_threads
+      def main(argv):
+        assert float(jnp.ones(4).sum()) == 4.0
+        print("pool", cpu_threads.pool_threads())
+      cli.run(main)
+      """)
+  for setting, want in (("1", "1"), ("0", str(cpu_threads.available_cores()))):
+    env = dict(os.environ, **{cpu_threads.ENV: setting})
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["pool", want]
