@@ -74,11 +74,14 @@ def run(main: Callable[[list[str]], None], *errors: type[Exception], positional:
     logging.set_verbosity(logging.WARNING)
     if len(argv) > 1 + positional:
       fail(f"unexpected arguments: {' '.join(argv[1 + positional:])}")
-    try:  # $LEE_JAX_CPU_THREADS sizes this process's XLA CPU pool too (before JAX starts);
-      # a malformed value fails here, not when the search's workers start
-      cpu_threads.limit(cpu_threads.requested(None))
+    try:  # a malformed $LEE_JAX_CPU_THREADS fails here, not when the search's workers start
+      threads = cpu_threads.requested(None)
     except ValueError as e:
       fail(str(e))
+    if threads is not None:  # it sizes this process's XLA CPU pool too, before JAX starts
+      from lee_jax import sharding  # (deferred: JAX's import, for this case only)
+      if not sharding.in_cluster():  # there jax.distributed.initialize() must come first
+        cpu_threads.limit(threads)
     try:
       main(argv)
     except (*errors, PathError) as e:

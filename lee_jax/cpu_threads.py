@@ -11,8 +11,9 @@ pool's included) gets the whole set back, so the n threads still run on any core
 
 Search workers get cores // workers threads each (`trial.worker_pool`); the process that
 starts them keeps XLA's own pool. $LEE_JAX_CPU_THREADS (a count; 0: XLA's own, a thread
-per core) sets both: the workers', and every entry point's own (`cli.run`), e.g. for
-several sweep shards side by side on one machine. Linux only (elsewhere `limit` does
+per core) sets both: the workers', and every entry point's own (`cli.run`; not in a
+multi-process job, where jax.distributed.initialize() must start JAX), e.g. for several
+sweep shards side by side on one machine. Linux only (elsewhere `limit` does
 nothing).
 """
 

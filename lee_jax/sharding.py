@@ -20,11 +20,16 @@ import numpy as np
 _CLUSTER_VARS = ("JAX_COORDINATOR_ADDRESS", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE")
 
 
-def initialize_distributed() -> bool:
-  """jax.distributed.initialize() when a multi-process environment is detected."""
+def in_cluster() -> bool:
+  """Whether this process is one of a multi-process job (`initialize_distributed` starts it)."""
   if not any(v in os.environ for v in _CLUSTER_VARS):
     return False
-  if os.environ.get("SLURM_NTASKS", "2") == "1" or os.environ.get("OMPI_COMM_WORLD_SIZE", "2") == "1":
+  return os.environ.get("SLURM_NTASKS", "2") != "1" and os.environ.get("OMPI_COMM_WORLD_SIZE", "2") != "1"
+
+
+def initialize_distributed() -> bool:
+  """jax.distributed.initialize() when a multi-process environment is detected."""
+  if not in_cluster():
     return False
   if "JAX_COORDINATOR_ADDRESS" in os.environ:  # explicit launch: pass the three values on
     jax.distributed.initialize(

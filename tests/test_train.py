@@ -206,7 +206,9 @@ def test_single_process_does_not_start_distributed(monkeypatch):
     monkeypatch.delenv(var, raising=False)
   assert sharding.initialize_distributed() is False
   monkeypatch.setenv("SLURM_NTASKS", "1")
-  assert sharding.initialize_distributed() is False
+  assert sharding.initialize_distributed() is False and not sharding.in_cluster()
+  monkeypatch.setenv("SLURM_NTASKS", "4")  # (a 4-task job: initialize_distributed would start it)
+  assert sharding.in_cluster()
   mesh = sharding.mesh()
   assert mesh.shape["data"] == jax.device_count() == 2  # conftest simulates 2 CPU devices
 
