@@ -560,8 +560,9 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20
 
   Start 0 is the decoded constants, the others c0 + 0.5 (|c0| + 1) eps. With more than
   2 * sub_rows rows, `steps` LM steps run on a random subsample of sub_rows rows and then
-  `polish` steps on all of them from each node's best start there; otherwise (or with sub_rows = 0) `steps` on all. Nodes with
-  more than MAX_CONSTS constants, or all nodes when some |y| >= FLOAT32_SAFE, are fitted by
+  `polish` steps on all of them from each node's best start there; otherwise (or with
+  sub_rows = 0) `steps` on all. Nodes with more than MAX_CONSTS constants, or all nodes
+  when some |y| >= FLOAT32_SAFE, are fitted by
   scipy L-BFGS-B in float64 (`fit_constants`). `layout` (LAYOUTS; default "branch" on the
   CPU, ACCEL_LAYOUT elsewhere): "lanes" and "levels" evaluate every operator per instruction
   instead of branching, over the whole padded schedule (program.run(select_all=True)),

@@ -10,6 +10,18 @@ from lee_jax import cpu_threads
 linux_only = pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="Linux affinity")
 
 
+def _fresh_process(code: str, setting: str | None) -> list[str]:
+  """The words a new Python process running `code` prints, with $LEE_JAX_CPU_THREADS at
+  `setting` (None: unset); JAX's backends start there, not in this test process."""
+  env = {k: v for k, v in os.environ.items() if k != cpu_threads.ENV}
+  if setting is not None:
+    env[cpu_threads.ENV] = setting
+  out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                       timeout=300)
+  assert out.returncode == 0, out.stderr[-2000:]
+  return out.stdout.split()
+
+
 @linux_only
 @pytest.mark.skipif(cpu_threads.available_cores() < 2, reason="needs 2 cores to narrow")
 def test_limit_starts_the_backend_with_n_pool_threads_that_run_on_every_core():
@@ -28,11 +40,7 @@ def test_limit_starts_the_backend_with_n_pool_threads_that_run_on_every_core():
       spread = all(os.sched_getaffinity(int(t)) == cores for t in os.listdir("/proc/self/task"))
       print(cpu_threads.pool_threads(), spread)
       """)
-  env = {k: v for k, v in os.environ.items() if k != cpu_threads.ENV}
-  out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                       timeout=300)
-  assert out.returncode == 0, out.stderr[-2000:]
-  assert out.stdout.split() == ["1", "True"]
+  assert _fresh_process(code, None) == ["1", "True"]
 
 
 def test_requested_reads_the_environment(monkeypatch):
@@ -78,8 +86,4 @@ def test_every_entry_point_sizes_its_own_pool_from_the_environment():
       cli.run(main)
       """)
   for setting, want in (("1", "1"), ("0", str(cpu_threads.available_cores()))):
-    env = dict(os.environ, **{cpu_threads.ENV: setting})
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                         timeout=300)
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.split() == ["pool", want]
+    assert _fresh_process(code, setting) == ["pool", want]
