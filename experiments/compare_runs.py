@@ -19,6 +19,7 @@ import numpy as np
 from absl import flags
 
 from lee_jax import cli
+from lee_jax import datasets
 
 
 def _define_flags() -> None:
@@ -49,10 +50,6 @@ def read_cells(path: str | pathlib.Path) -> dict[tuple, dict]:
   return out
 
 
-def _number(v) -> bool:
-  return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
 def _cell(line: str, where: str) -> tuple[dict, tuple]:
   """(record, key) of one results line; anything else is one ValueError naming where it is."""
   try:
@@ -63,13 +60,13 @@ def _cell(line: str, where: str) -> tuple[dict, tuple]:
     raise ValueError(f"{where}: not a JSON object")
   if not isinstance(r.get("dataset"), str):
     raise ValueError(f"{where}: no dataset name")
-  if not _number(r.get("noise")) or not math.isfinite(r["noise"]):
+  if not datasets.is_number(r.get("noise")) or not math.isfinite(r["noise"]):
     raise ValueError(f"{where}: noise {r.get('noise')!r} is not a finite number")
-  if not isinstance(r.get("trial"), int) or isinstance(r["trial"], bool):
+  if not datasets.is_integer(r.get("trial")):
     raise ValueError(f"{where}: trial {r.get('trial')!r} is not an integer")
   # the fields the comparison averages: a number or null (a failed cell)
   for k in ("r2_test", "complexity", "wall_time_s"):
-    if r.get(k) is not None and not _number(r[k]):
+    if r.get(k) is not None and not datasets.is_number(r[k]):
       raise ValueError(f"{where}: {k} {r[k]!r} is not a number")
   return r, (r["dataset"], float(r["noise"]), r["trial"])
 

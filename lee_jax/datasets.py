@@ -22,6 +22,7 @@ import importlib.resources
 import io
 import keyword
 import math
+import numbers
 import os
 import pathlib
 import re
@@ -210,7 +211,7 @@ def _dataset_from_text(text: str, delimiter: str, where: str, name: str, group: 
   for i, r in enumerate(rows):
     if len(r) != len(header):
       raise DataError(f"{where}: data row {i + 1} has {len(r)} fields but the header has {len(header)}")
-  dups = sorted({h for h in header if header.count(h) > 1})
+  dups = repeated(header)
   if dups:
     raise DataError(f"{where}: duplicate column names: {', '.join(dups)}")
   if "" in header:  # e.g. pandas' index written without a name: not a feature to fit
@@ -223,9 +224,9 @@ def _dataset_from_text(text: str, delimiter: str, where: str, name: str, group: 
                     f"{', '.join(header)}")
   if features is None:
     features = [h for h in header if h not in (target, weights)]
-  repeated = sorted({f for f in features if list(features).count(f) > 1})
-  if repeated:
-    raise DataError(f"{where}: feature column(s) named twice: {', '.join(repeated)}")
+  twice = repeated(features)
+  if twice:
+    raise DataError(f"{where}: feature column(s) named twice: {', '.join(twice)}")
   missing = [f for f in features if f not in header or f in (target, weights)]
   if missing:
     raise DataError(f"{where}: unknown feature column(s) {', '.join(missing)}; "
@@ -261,6 +262,17 @@ def check_feature_count(n: int, where: str, how: str) -> None:
 def is_integer(v) -> bool:
   """A Python or NumPy integer, not a bool (True would pass as 1)."""
   return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
+def is_number(v) -> bool:
+  """A real number (Python or NumPy), not a bool."""
+  return isinstance(v, numbers.Real) and not isinstance(v, bool)
+
+
+def repeated(names: Sequence[str]) -> list[str]:
+  """The names that occur more than once, sorted."""
+  names = list(names)
+  return sorted({n for n in names if names.count(n) > 1})
 
 
 def check_select_k_best(k) -> None:
@@ -357,8 +369,8 @@ def from_arrays(X, y, feature_names: Sequence[str] | None = None, name: str = "d
   names = tuple(feature_names) if feature_names is not None else tuple(f"x{i}" for i in range(X.shape[1]))
   if len(names) != X.shape[1]:
     raise DataError(f"{name}: {len(names)} feature names for {X.shape[1]} columns")
-  if len(set(names)) != len(names):
-    raise DataError(f"{name}: feature names repeat: {', '.join(sorted({n for n in names if names.count(n) > 1}))}")
+  if repeated(names):
+    raise DataError(f"{name}: feature names repeat: {', '.join(repeated(names))}")
   if X.shape[1] == 0:
     raise DataError(f"{name}: X has no feature columns")
   if select_k_best is None:

@@ -6,13 +6,13 @@ counted across phases with a dashed line where each phase begins.
 
 from __future__ import annotations
 
-import numbers
 import pathlib
 import reprlib
 
 from absl import flags
 
 from lee_jax import cli
+from lee_jax import datasets
 from lee_jax import metrics_log
 
 _OUT = flags.DEFINE_string("out", None, "PNG path (default WORKDIR/training_curves.png).")
@@ -21,10 +21,6 @@ _SKIP = ("phase", "step", "time")
 
 class PlotError(ValueError):
   pass
-
-
-def _number(v) -> bool:
-  return isinstance(v, numbers.Real) and not isinstance(v, bool)
 
 
 def _read(path: pathlib.Path) -> list[dict]:
@@ -44,10 +40,10 @@ def _read(path: pathlib.Path) -> list[dict]:
     for k in ("phase", "step"):
       if k not in r:
         raise PlotError(f"{where}: no {k!r} key")
-      if not isinstance(r[k], int) or isinstance(r[k], bool) or r[k] < 0:
+      if not datasets.is_integer(r[k]) or r[k] < 0:
         raise PlotError(f"{where}: {k!r} is {reprlib.repr(r[k])}, expected a non-negative integer")
     for k, v in r.items():
-      if not _number(v):
+      if not datasets.is_number(v):
         raise PlotError(f"{where}: {k!r} is {reprlib.repr(v)}, expected a number")
     out.append(r)
   return out
