@@ -110,10 +110,11 @@ class Job:
 
 
 def base_overrides() -> dict:
-  """The flags every setting shares. The polynomial and separable seeds are off unless
-  --poly_terms / --sep_terms is given: the tables compare the paper's search components, and
-  the seeds would put the same answers under every row."""
-  return {"poly_terms": 0, "sep_terms": 0, **runner.search_overrides(*runner.SWEEP_OVERRIDES)}
+  """The flags every setting shares. The polynomial, separable and power-law seeds are off
+  unless --poly_terms / --sep_terms / --power_seeds is given: the tables compare the paper's
+  search components, and the seeds would put the same answers under every row."""
+  return {"poly_terms": 0, "sep_terms": 0, "power_seeds": False,
+          **runner.search_overrides(*runner.SWEEP_OVERRIDES)}
 
 
 def model_defaults(novae: bool) -> tuple[tuple[str, object], ...]:

@@ -33,14 +33,15 @@ def monomials(n_vars: int, degree: int = DEGREE) -> list[tuple[int, ...]]:
   return out
 
 
-def _power(i: int, p: int) -> E.Node:
+def power(i: int, p: int) -> E.Node:
+  """x_i ** p for a whole p >= 1: x, sq, cube, and cube times the rest above 3."""
   x = E.var(i)
   return {1: x, 2: E.op("sq", x), 3: E.op("cube", x)}.get(p) or E.op(
-      "mul", E.op("cube", x), _power(i, p - 3))
+      "mul", E.op("cube", x), power(i, p - 3))
 
 
 def monomial_node(exps: tuple[int, ...]) -> E.Node:
-  factors = [_power(i, p) for i, p in enumerate(exps) if p]
+  factors = [power(i, p) for i, p in enumerate(exps) if p]
   node = factors[0]
   for f in factors[1:]:
     node = E.op("mul", node, f)

@@ -25,7 +25,8 @@ class Candidate:
   r2_val: float
   complexity: int
   score: float  # clip(r2_train, -1, 1) - alpha * complexity
-  origin: str  # 'init', 'iterative', 'refresh', 'gradient', 'cmaes', 'baseline', 'poly', 'warm'
+  origin: str  # 'init', 'iterative', 'refresh', 'gradient', 'cmaes', 'baseline', 'poly',
+  # 'separable', 'power', 'warm'
   iteration: int = 0  # search iteration that produced it
 
   @functools.cached_property  # merges ask for it on every pool entry

@@ -33,6 +33,7 @@ from lee_jax import engine as engine_lib
 from lee_jax import expr as E
 from lee_jax import fit
 from lee_jax import polynomial
+from lee_jax import power_law
 from lee_jax import separable
 from lee_jax import pool as pool_lib
 from lee_jax import score
@@ -361,6 +362,10 @@ class Round:
         seeds = separable.separable_fits(*self.fit_rows, self.fit_weights,
                                          max_terms=self.cfg.sep_terms)
       self.pool.merge(self._score_apart(seeds, "separable"))
+    if self.cfg.power_seeds:  # c * x_1^a_1 * ... * x_t^a_t
+      with self.timer("power"):
+        seeds = power_law.power_fits(*self.fit_rows, self.fit_weights)
+      self.pool.merge(self._score_apart(seeds, "power"))
     if self.data.init_nodes:  # a warm start: earlier answers join the pool as candidates
       self.pool.merge(self._score_apart(self.data.init_nodes, "warm"))
     self.record(0)

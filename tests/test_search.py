@@ -191,8 +191,9 @@ def eos_engine():
 def test_a_decoder_emitting_only_eos_is_counted_not_fatal(eos_engine, data):
   res = search.run_round(eos_engine, data, helpers.SMALL_SEARCH, "combined", 0, seed=0)
   assert res.failures["invalid"] >= 1 and res.unique >= 1
-  assert res.winner is not None and res.winner.origin in ("baseline", "poly", "separable")
-  bare = dataclasses.replace(helpers.SMALL_SEARCH, baselines=False, poly_terms=0, sep_terms=0)
+  assert res.winner is not None and res.winner.origin in ("baseline", "poly", "separable", "power")
+  bare = dataclasses.replace(helpers.SMALL_SEARCH, baselines=False, poly_terms=0, sep_terms=0,
+                             power_seeds=False)
   res = search.run_round(eos_engine, data, bare, "iterative", 0, seed=0)
   assert res.winner is None and not res.pool and res.failures["invalid"] >= 1
 
@@ -459,3 +460,16 @@ def test_separable_seeds_join_the_pool_and_win_shear_flow(eng):
   off = search.Round(eng, d, dataclasses.replace(helpers.SMALL_SEARCH, sep_terms=0), "oneshot", 0, seed=0)
   off.init_pool()
   assert "separable" not in {c.origin for c in off.pool.entries}
+
+
+def test_power_law_seeds_join_the_pool_and_win_a_feynman_law(eng):
+  X = np.random.default_rng(6).uniform(1, 5, (300, 4))
+  y = X[:, 0] * X[:, 1] * X[:, 2] / X[:, 3]  # Feynman I.34.8, q v B / p: no seed of ours divides by p
+  d = search.SearchData(X[:240], y[:240], X[240:], y[240:])
+  assert helpers.SMALL_SEARCH.power_seeds and configs.PRESETS["paper"].power_seeds
+  assert _seeds_win(eng, X, y, "power").winner.complexity <= 9
+  off = search.Round(eng, d, dataclasses.replace(helpers.SMALL_SEARCH, power_seeds=False),
+                     "oneshot", 0, seed=0)
+  off.init_pool()
+  assert "power" not in {c.origin for c in off.pool.entries}
+  assert off.pool.champion().r2_val < 0.999  # what the other seeds and the decodes offer
