@@ -40,12 +40,16 @@ def power(i: int, p: int) -> E.Node:
       "mul", E.op("cube", x), power(i, p - 3))
 
 
-def monomial_node(exps: tuple[int, ...]) -> E.Node:
-  factors = [power(i, p) for i, p in enumerate(exps) if p]
+def product(factors: list[E.Node]) -> E.Node:
+  """f1 * f2 * ... as a left-nested chain of binary muls."""
   node = factors[0]
   for f in factors[1:]:
     node = E.op("mul", node, f)
   return node
+
+
+def monomial_node(exps: tuple[int, ...]) -> E.Node:
+  return product([power(i, p) for i, p in enumerate(exps) if p])
 
 
 def polynomial_node(terms: list[tuple[int, ...]], coefs: np.ndarray,

@@ -38,16 +38,10 @@ def _power(i: int, exponent: float) -> E.Node:
 
 def power_node(exps: dict[int, float], coef: float, intercept: float | None) -> E.Node:
   """coef * (positive powers) / (negative powers) (+ intercept unless None)."""
-  node = E.const(coef)
-  for i, a in exps.items():
-    if a > 0:
-      node = E.op("mul", node, _power(i, a))
+  node = polynomial.product([E.const(coef)] + [_power(i, a) for i, a in exps.items() if a > 0])
   den = [_power(i, a) for i, a in exps.items() if a < 0]
   if den:
-    d = den[0]
-    for f in den[1:]:
-      d = E.op("mul", d, f)
-    node = E.op("div", node, d)
+    node = E.op("div", node, polynomial.product(den))
   return node if intercept is None else E.op("add", node, E.const(intercept))
 
 

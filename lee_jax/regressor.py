@@ -40,18 +40,20 @@ class LEERegressor:
 
   Args:
     checkpoint: trained model directory (None: the one shipped with the package).
-    preset: 'paper' (Table 10 plus the polynomial, separable and power-law seeds) or 'fast' (a small
-      budget for a 2-core CPU).
+    preset: 'paper' (Table 10 plus the polynomial, separable and power-law seeds) or 'fast'
+      (a small budget for a 2-core CPU).
     mode: 'combined', 'iterative', 'gradient', 'oneshot' or 'cmaes'.
     rounds, iterations, workers, pool_size, fitter, latent_noise, poly_terms, poly_floor,
-      sep_terms, power_seeds, simplify: override the preset when not None (fitter: 'scipy' or 'jax';
+      sep_terms, power_seeds, simplify: override the preset when not None (fitter: 'scipy'
+      or 'jax';
       latent_noise s: sampled decodes from mu + s * std * eps, 0 = the paper; poly_terms T:
       the best 1..T-term polynomials of degree <= 3 join each round's pool, 0 = none, the
       paper; poly_floor: those seeds are answer candidates only, never parents; sep_terms
       T: the best 1..T-term sums of products of two one-variable functions join each
       round's pool, 0 = none, the paper; power_seeds: power laws c * x1^a1 * x2^a2 ...
-      (whole or half exponents) join each round's pool, False = the paper; simplify: 'light' ranks candidates by SymPy's
-      simplify without its trig passes, 'full' as the paper;
+      (whole or half exponents) join each round's pool, False = the paper; simplify:
+      'light' ranks candidates by SymPy's simplify without its trig passes, 'full' as the
+      paper;
       reported complexities are always the full one). With workers > 1 the worker
       processes stay for the next fit with the same model (lee_jax.trial.shutdown_workers
       ends them).

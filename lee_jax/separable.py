@@ -135,13 +135,8 @@ def term_node(term: tuple[Factor, ...], coef: float) -> E.Node:
   """coef * (numerator factors) / (denominator factors)."""
   num = [FUNCTIONS[name][1](E.var(i)) for i, name, p in term if p > 0]
   den = [FUNCTIONS[name][1](E.var(i)) for i, name, p in term if p < 0]
-  node = E.const(coef)
-  for f in num:
-    node = E.op("mul", node, f)
-  if den:
-    d = den[0] if len(den) == 1 else E.op("mul", *den)
-    node = E.op("div", node, d)
-  return node
+  node = polynomial.product([E.const(coef)] + num)
+  return E.op("div", node, polynomial.product(den)) if den else node
 
 
 def sum_node(terms: list[tuple[Factor, ...]], coefs: np.ndarray, intercept: float | None) -> E.Node:
