@@ -29,7 +29,8 @@ STROGATZ = "strogatz"
 # The override flags define_search_flags(sweep=True) defines: a sweep runner passes every one
 # on (search_overrides(*SWEEP_OVERRIDES)), so none is accepted and then ignored.
 SWEEP_OVERRIDES = ("rounds", "iters", "workers", "simplify_helpers", "overlap", "fitter", "simplify",
-                   "n_init", "poly_terms", "poly_floor", "sep_terms", "power_seeds")
+                   "n_init", "poly_terms", "poly_floor", "sep_terms", "power_seeds",
+                   "factor_seeds")
 
 
 def define_search_flags(datasets_help: str, mode: bool = True, sweep: bool = False) -> None:
@@ -63,6 +64,8 @@ def define_search_flags(datasets_help: str, mode: bool = True, sweep: bool = Fal
                          "1..T-term sums of products of one-variable functions; 0 = none, the paper).")
     flags.DEFINE_bool("power_seeds", None, "Override the preset's power-law seeds (c * x1^a1 * "
                       "x2^a2 ...; --nopower_seeds = none, the paper).")
+    flags.DEFINE_bool("factor_seeds", None, "Override the preset's factored seeds (power laws "
+                      "times short sums; --nofactor_seeds = none, the paper).")
     flags.DEFINE_bool("warmup", False, "First run one short untimed trial (every round, one "
                       "gradient period) on the first cell's data: compilation and the worker "
                       "processes' start stay out of the cells' wall times.")

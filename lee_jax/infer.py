@@ -89,6 +89,10 @@ _POWER = flags.DEFINE_bool("power_seeds", None,
                            "Seed each round's pool with power laws c * x1^a1 * x2^a2 ... (whole or "
                            "half exponents, fitted on the logs); --nopower_seeds = none, the paper "
                            "(default: the preset's).")
+_FACTOR = flags.DEFINE_bool("factor_seeds", None,
+                            "Seed each round's pool with power laws times short sums, M(x) * S(x) "
+                            "(G m1 m2 (1/r2 - 1/r1)); --nofactor_seeds = none, the paper "
+                            "(default: the preset's).")
 _MAX_TIME = flags.DEFINE_float("max_time", None,
                                "Seconds per trial (default: no limit). Past it the search stops "
                                "refining and answers from what it has; round 1 always builds its "
@@ -137,7 +141,7 @@ def search_config() -> configs.SearchConfig:
                                      simplify_helpers=_HELPERS.value, overlap=_OVERLAP.value,
                                      latent_noise=_LATENT_NOISE.value, poly_terms=_POLY.value,
                                      poly_floor=_POLY_FLOOR.value, sep_terms=_SEP.value,
-                                     power_seeds=_POWER.value,
+                                     power_seeds=_POWER.value, factor_seeds=_FACTOR.value,
                                      simplify=_SIMPLIFY.value)
     if cfg.fitter == "jax":
       fit.fit_backend()  # $LEE_JAX_FIT_BACKEND names a platform here, before any search

@@ -22,6 +22,7 @@ from lee_jax import expr as E
 DEGREE = 3
 MAX_TERMS = 3
 SUBSET_LIMIT = 5000  # exhaustive subset search up to this many subsets of one size
+SWAP_ROUNDS = 8  # rounds of single swaps after greedy growth (each stops at no change)
 
 
 def monomials(n_vars: int, degree: int = DEGREE) -> list[tuple[int, ...]]:
@@ -72,8 +73,9 @@ def best_subsets(G: np.ndarray, b: np.ndarray, usable: np.ndarray, max_terms: in
   """For t = 1..max_terms, the t columns whose least-squares fit explains the most, from
   their Gram matrix G and correlations b (centred data): every t-subset when there are at
   most `limit` of them, else the best (t-1)-subset plus the best extra column followed by
-  one round of single swaps. A greedy sequence alone misses 3x - 2xy - x^2 (it starts from
-  x^2 y, which correlates best with the whole law)."""
+  rounds of single swaps until none helps. A greedy sequence alone misses 3x - 2xy - x^2
+  (it starts from x^2 y, which correlates best with the whole law), and one round of swaps
+  misses x1 y1 + x2 y2 + x3 y3 on positive ranges (Feynman I.11.19)."""
   cols = np.flatnonzero(usable)
   out: list[list[int]] = []
 
@@ -97,10 +99,14 @@ def best_subsets(G: np.ndarray, b: np.ndarray, usable: np.ndarray, max_terms: in
       rest = np.array([c for c in cols if c not in prev])
       grown = np.array([prev + [c] for c in rest])
       best = grown[int(np.argmax(explained(grown)))].tolist()
-      for i in range(len(best)):  # one round of single swaps
-        keep = best[:i] + best[i + 1:]
-        trial = np.array([keep[:i] + [c] + keep[i:] for c in cols if c not in keep])
-        best = trial[int(np.argmax(explained(trial)))].tolist()
+      for _ in range(SWAP_ROUNDS):  # single swaps until none helps
+        start = sorted(best)
+        for i in range(len(best)):
+          keep = best[:i] + best[i + 1:]
+          trial = np.array([keep[:i] + [c] + keep[i:] for c in cols if c not in keep])
+          best = trial[int(np.argmax(explained(trial)))].tolist()
+        if sorted(best) == start:
+          break
     out.append(sorted(best))
   return out
 

@@ -36,13 +36,25 @@ def _power(i: int, exponent: float) -> E.Node:
   return node if root is None else E.op("mul", node, root)
 
 
+def times_power(node: E.Node, exps: dict[int, float]) -> E.Node:
+  """node * (positive powers) / (negative powers)."""
+  node = polynomial.product([node] + [_power(i, a) for i, a in exps.items() if a > 0])
+  den = [_power(i, a) for i, a in exps.items() if a < 0]
+  return E.op("div", node, polynomial.product(den)) if den else node
+
+
 def power_node(exps: dict[int, float], coef: float, intercept: float | None) -> E.Node:
   """coef * (positive powers) / (negative powers) (+ intercept unless None)."""
-  node = polynomial.product([E.const(coef)] + [_power(i, a) for i, a in exps.items() if a > 0])
-  den = [_power(i, a) for i, a in exps.items() if a < 0]
-  if den:
-    node = E.op("div", node, polynomial.product(den))
+  node = times_power(E.const(coef), exps)
   return node if intercept is None else E.op("add", node, E.const(intercept))
+
+
+def rounded(cols: list[int], chosen: list[int], a: np.ndarray, positive: np.ndarray,
+            step: float) -> dict[int, float]:
+  """Exponents a of the chosen columns rounded to multiples of step (of 1 on a negative
+  column, which has no square root), zeros dropped: {variable: exponent}."""
+  steps = np.where(positive[chosen], step, 1.0)
+  return {cols[c]: float(e) for c, e in zip(chosen, np.round(a / steps) * steps) if e}
 
 
 def _columns(X: np.ndarray) -> list[int]:
@@ -69,6 +81,22 @@ def _coefficients(m: np.ndarray, y: np.ndarray, w: np.ndarray):
   return origin, (float(c), float(c0)), sse
 
 
+def log_laws(L: np.ndarray, ly: np.ndarray, w: np.ndarray, limit: int = polynomial.SUBSET_LIMIT):
+  """For t = 1..k, the best t columns of L (logs of |x_i|, [n, k]) for ly (log|y|) by
+  weighted least squares (`polynomial.best_subsets`): yields (columns, exponents, exact);
+  stops after an exact fit."""
+  Lc, lyc, usable = polynomial.centred(L, ly, w)
+  if not usable.any() or not (lyc @ lyc) > 0:
+    return
+  for chosen in polynomial.best_subsets(Lc.T @ Lc, Lc.T @ lyc, usable, L.shape[1], limit):
+    a, *_ = np.linalg.lstsq(Lc[:, chosen], lyc, rcond=None)
+    resid = lyc - Lc[:, chosen] @ a
+    exact = float(resid @ resid) <= 1e-20 * float(lyc @ lyc)
+    yield chosen, a, exact
+    if exact:
+      return
+
+
 def power_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None,
                limit: int = polynomial.SUBSET_LIMIT) -> list[E.Node]:
   """For t = 1..k, the best t-variable power law of y (rounded exponents, see the module
@@ -84,19 +112,13 @@ def power_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None,
   cols = _columns(X)
   if not cols or rows.sum() < 4 or w[rows].sum() < SIGN_SHARE * w.sum():
     return []
-  L = np.log(np.abs(X[rows][:, cols]))
-  ly = np.log(sign * y[rows])
-  Lc, lyc, usable = polynomial.centred(L, ly, w[rows])
-  if not usable.any() or not (lyc @ lyc) > 0:
-    return []
   positive = np.array([(X[:, i] > 0).all() for i in cols])
   out, seen = [], set()
-  for chosen in polynomial.best_subsets(Lc.T @ Lc, Lc.T @ lyc, usable, len(cols), limit):
-    a, *_ = np.linalg.lstsq(Lc[:, chosen], lyc, rcond=None)
+  for chosen, a, _ in log_laws(np.log(np.abs(X[rows][:, cols])), np.log(sign * y[rows]),
+                               w[rows], limit):
     best = None
     for step in (0.5, 1.0):
-      steps = np.where(positive[chosen], step, 1.0)
-      exps = {cols[c]: float(e) for c, e in zip(chosen, np.round(a / steps) * steps) if e}
+      exps = rounded(cols, chosen, a, positive, step)
       key = tuple(sorted(exps.items()))
       if not exps or key in seen or max(abs(e) for e in exps.values()) > MAX_EXPONENT:
         continue
@@ -109,7 +131,4 @@ def power_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None,
     if best is not None:
       exps, (origin, (c, c0), _) = best
       out += [power_node(exps, origin, None), power_node(exps, c, c0)]
-    resid = lyc - Lc[:, chosen] @ a
-    if float(resid @ resid) <= 1e-20 * float(lyc @ lyc):
-      break
   return out

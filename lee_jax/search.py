@@ -31,6 +31,7 @@ from lee_jax import complexity
 from lee_jax import configs
 from lee_jax import engine as engine_lib
 from lee_jax import expr as E
+from lee_jax import factored
 from lee_jax import fit
 from lee_jax import polynomial
 from lee_jax import power_law
@@ -366,6 +367,10 @@ class Round:
       with self.timer("power"):
         seeds = power_law.power_fits(*self.fit_rows, self.fit_weights)
       self.pool.merge(self._score_apart(seeds, "power"))
+    if self.cfg.factor_seeds:  # a power law times a short sum, M(x) * S(x)
+      with self.timer("factor"):
+        seeds = factored.factored_fits(*self.fit_rows, self.fit_weights)
+      self.pool.merge(self._score_apart(seeds, "factor"))
     if self.data.init_nodes:  # a warm start: earlier answers join the pool as candidates
       self.pool.merge(self._score_apart(self.data.init_nodes, "warm"))
     self.record(0)

@@ -191,9 +191,10 @@ def eos_engine():
 def test_a_decoder_emitting_only_eos_is_counted_not_fatal(eos_engine, data):
   res = search.run_round(eos_engine, data, helpers.SMALL_SEARCH, "combined", 0, seed=0)
   assert res.failures["invalid"] >= 1 and res.unique >= 1
-  assert res.winner is not None and res.winner.origin in ("baseline", "poly", "separable", "power")
+  assert res.winner is not None and res.winner.origin in ("baseline", "poly", "separable", "power",
+                                                         "factor")
   bare = dataclasses.replace(helpers.SMALL_SEARCH, baselines=False, poly_terms=0, sep_terms=0,
-                             power_seeds=False)
+                             power_seeds=False, factor_seeds=False)
   res = search.run_round(eos_engine, data, bare, "iterative", 0, seed=0)
   assert res.winner is None and not res.pool and res.failures["invalid"] >= 1
 
@@ -468,8 +469,23 @@ def test_power_law_seeds_join_the_pool_and_win_a_feynman_law(eng):
   d = search.SearchData(X[:240], y[:240], X[240:], y[240:])
   assert helpers.SMALL_SEARCH.power_seeds and configs.PRESETS["paper"].power_seeds
   assert _seeds_win(eng, X, y, "power").winner.complexity <= 9
-  off = search.Round(eng, d, dataclasses.replace(helpers.SMALL_SEARCH, power_seeds=False),
+  off = search.Round(eng, d, dataclasses.replace(helpers.SMALL_SEARCH, power_seeds=False,
+                                                factor_seeds=False),
                      "oneshot", 0, seed=0)
   off.init_pool()
   assert "power" not in {c.origin for c in off.pool.entries}
   assert off.pool.champion().r2_val < 0.999  # what the other seeds and the decodes offer
+
+
+def test_factored_seeds_join_the_pool_and_win_a_feynman_law(eng):
+  X = np.random.default_rng(7).uniform(1, 5, (300, 5))
+  # Feynman I.13.12, G m1 m2 (1/r2 - 1/r1): changes sign, and no other seed carries 5 factors
+  y = X[:, 0] * X[:, 1] * X[:, 2] * (1 / X[:, 4] - 1 / X[:, 3])
+  d = search.SearchData(X[:240], y[:240], X[240:], y[240:])
+  assert helpers.SMALL_SEARCH.factor_seeds and configs.PRESETS["paper"].factor_seeds
+  assert _seeds_win(eng, X, y, "factor").winner.complexity <= 15
+  off = search.Round(eng, d, dataclasses.replace(helpers.SMALL_SEARCH, factor_seeds=False),
+                     "oneshot", 0, seed=0)
+  off.init_pool()
+  assert "factor" not in {c.origin for c in off.pool.entries}
+  assert off.pool.champion().r2_val < 0.99  # what the other seeds and the decodes offer
