@@ -22,6 +22,7 @@ from lee_jax import expr as E
 DEGREE = 3
 MAX_TERMS = 3
 SUBSET_LIMIT = 5000  # exhaustive subset search up to this many subsets of one size
+BEAM = 16  # subsets of each size grown by one column on the greedy path
 SWAP_ROUNDS = 8  # rounds of single swaps after greedy growth (each stops at no change)
 
 
@@ -72,10 +73,11 @@ def best_subsets(G: np.ndarray, b: np.ndarray, usable: np.ndarray, max_terms: in
                   limit: int) -> list[list[int]]:
   """For t = 1..max_terms, the t columns whose least-squares fit explains the most, from
   their Gram matrix G and correlations b (centred data): every t-subset when there are at
-  most `limit` of them, else the best (t-1)-subset plus the best extra column followed by
-  rounds of single swaps until none helps. A greedy sequence alone misses 3x - 2xy - x^2
-  (it starts from x^2 y, which correlates best with the whole law), and one round of swaps
-  misses x1 y1 + x2 y2 + x3 y3 on positive ranges (Feynman I.11.19)."""
+  most `limit` of them, else the BEAM best (t-1)-subsets each grown by one column (a beam
+  search) followed by rounds of single swaps until none helps. A greedy sequence alone
+  misses 3x - 2xy - x^2 (it starts from x^2 y, which correlates best with the whole law),
+  and greedy growth plus swaps missed x1 y1 + x2 y2 + x3 y3 on positive ranges (Feynman
+  I.11.19) in 4 of 8 draws."""
   cols = np.flatnonzero(usable)
   out: list[list[int]] = []
 
@@ -90,24 +92,35 @@ def best_subsets(G: np.ndarray, b: np.ndarray, usable: np.ndarray, max_terms: in
       gain = np.einsum("st,st->s", bs, sol)
     return np.where(np.isfinite(gain), gain, -np.inf)
 
+  def swapped(best: list[int]) -> tuple[list[int], float]:
+    """Single swaps until none helps (at most SWAP_ROUNDS rounds): (subset, its gain)."""
+    gain = -np.inf
+    for _ in range(SWAP_ROUNDS):
+      start = sorted(best)
+      for i in range(len(best)):
+        keep = best[:i] + best[i + 1:]
+        trial = np.array([keep[:i] + [c] + keep[i:] for c in cols if c not in keep])
+        gains = explained(trial)
+        best, gain = trial[int(np.argmax(gains))].tolist(), float(gains.max())
+      if sorted(best) == start:
+        break
+    return best, gain
+
+  beam: list[tuple[int, ...]] = [()]
   for t in range(1, min(max_terms, len(cols)) + 1):
     if math.comb(len(cols), t) <= limit:
       subsets = np.array(list(itertools.combinations(cols, t)))
-      best = subsets[int(np.argmax(explained(subsets)))].tolist()
     else:
-      prev = out[-1] if out else []
-      rest = np.array([c for c in cols if c not in prev])
-      grown = np.array([prev + [c] for c in rest])
-      best = grown[int(np.argmax(explained(grown)))].tolist()
-      for _ in range(SWAP_ROUNDS):  # single swaps until none helps
-        start = sorted(best)
-        for i in range(len(best)):
-          keep = best[:i] + best[i + 1:]
-          trial = np.array([keep[:i] + [c] + keep[i:] for c in cols if c not in keep])
-          best = trial[int(np.argmax(explained(trial)))].tolist()
-        if sorted(best) == start:
-          break
-    out.append(sorted(best))
+      subsets = np.array(sorted({tuple(sorted(s + (c,))) for s in beam for c in cols
+                                 if c not in s}))
+    gains = explained(subsets)
+    order = np.argsort(-gains, kind="stable")
+    beam = [tuple(subsets[i].tolist()) for i in order[:BEAM]]
+    if math.comb(len(cols), t) <= limit:
+      out.append(list(beam[0]))
+    else:  # each of the beam polished by swaps: the best start need not end best
+      polished = [swapped(list(s)) for s in beam]
+      out.append(sorted(max(polished, key=lambda p: p[1])[0]))
   return out
 
 
