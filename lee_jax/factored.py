@@ -12,7 +12,8 @@ I.13.12's m2 comes out 1.47 on 200 rows: halves alone find an exact M in 3 of 12
 both in 12 of 12); the separable and polynomial seeds of y / M give S, and each S
 times M is a seed. A wrong M costs nothing but its seeds' fits: a variable of S that lands
 in M is divided out again where S has the room (I.13.12's 1/(r1 r2) times r1 - r2). Like the
-other seeds they compete in the pool as ordinary candidates.
+other seeds they compete in the pool as ordinary candidates, those that simplify to at most
+MAX_COMPLEXITY nodes.
 """
 
 from __future__ import annotations
@@ -25,6 +26,12 @@ from lee_jax import power_law
 from lee_jax import separable
 
 MAX_TERMS = 2  # terms of S
+# Longer seeds stay out of the pool. The laws these seeds are for simplify to 11-15 nodes
+# (I.13.12 15, II.6.15b 13, n kb T ln(V2/V1) 11); longer ones are curve fits (a Taylor
+# polynomial times a power law), which win on validation R2 (the answer is chosen by it, not
+# by the penalised score) at 20-27 nodes: on 52 Feynman sets uncapped, test R2 0.941 ->
+# 0.958 at complexity 11.0 -> 13.2; their answers above 16 nodes reverted, 0.956 at 10.7.
+MAX_COMPLEXITY = 16
 
 
 def quotient_laws(X: np.ndarray, y: np.ndarray, w: np.ndarray,

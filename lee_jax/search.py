@@ -370,7 +370,8 @@ class Round:
     if self.cfg.factor_seeds:  # a power law times a short sum, M(x) * S(x)
       with self.timer("factor"):
         seeds = factored.factored_fits(*self.fit_rows, self.fit_weights)
-      self.pool.merge(self._score_apart(seeds, "factor"))
+      self.pool.merge([c for c in self._score_apart(seeds, "factor")
+                       if c.complexity <= factored.MAX_COMPLEXITY])
     if self.data.init_nodes:  # a warm start: earlier answers join the pool as candidates
       self.pool.merge(self._score_apart(self.data.init_nodes, "warm"))
     self.record(0)

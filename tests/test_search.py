@@ -7,6 +7,7 @@ from lee_jax import configs
 from lee_jax import cpu_threads
 from lee_jax import engine as engine_lib
 from lee_jax import expr as E
+from lee_jax import factored
 from lee_jax import search
 from lee_jax import trial
 from lee_jax import vocab
@@ -484,6 +485,12 @@ def test_factored_seeds_join_the_pool_and_win_a_feynman_law(eng):
   d = search.SearchData(X[:240], y[:240], X[240:], y[240:])
   assert helpers.SMALL_SEARCH.factor_seeds and configs.PRESETS["paper"].factor_seeds
   assert _seeds_win(eng, X, y, "factor").winner.complexity <= 15
+  # Seeds longer than MAX_COMPLEXITY (curve fits, not laws) never enter the pool.
+  r = search.Round(eng, d, helpers.SMALL_SEARCH, "oneshot", 0, seed=0)
+  r.init_pool()
+  every = r._score_apart(factored.factored_fits(*r.fit_rows, r.fit_weights), "factor")
+  assert max(c.complexity for c in every) > factored.MAX_COMPLEXITY
+  assert all(c.complexity <= factored.MAX_COMPLEXITY for c in r.pool.entries if c.origin == "factor")
   off = search.Round(eng, d, dataclasses.replace(helpers.SMALL_SEARCH, factor_seeds=False),
                      "oneshot", 0, seed=0)
   off.init_pool()
