@@ -40,7 +40,7 @@ def quotient_laws(X: np.ndarray, y: np.ndarray, w: np.ndarray,
   the best t-column log fits of |y| (t = 1..k), leaving out an exact one (y is then M itself, a power-law
   seed) and any with an exponent above power_law.MAX_EXPONENT."""
   rows = (y != 0) & (w > 0)
-  cols = power_law._columns(X)
+  cols = power_law.base_columns(X)
   if not cols or rows.sum() < 4:
     return []
   positive = np.array([(X[:, i] > 0).all() for i in cols])

@@ -57,7 +57,7 @@ def rounded(cols: list[int], chosen: list[int], a: np.ndarray, positive: np.ndar
   return {cols[c]: float(e) for c, e in zip(chosen, np.round(a / steps) * steps) if e}
 
 
-def _columns(X: np.ndarray) -> list[int]:
+def base_columns(X: np.ndarray) -> list[int]:
   """Columns usable as a base: finite, never zero, one sign, not constant."""
   with np.errstate(all="ignore"):
     return [i for i in range(X.shape[1])
@@ -109,7 +109,7 @@ def power_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None,
     return []
   sign = 1.0 if (w @ (y > 0)) >= (w @ (y < 0)) else -1.0
   rows = (sign * y > 0) & (w > 0)
-  cols = _columns(X)
+  cols = base_columns(X)
   if not cols or rows.sum() < 4 or w[rows].sum() < SIGN_SHARE * w.sum():
     return []
   positive = np.array([(X[:, i] > 0).all() for i in cols])
