@@ -37,8 +37,8 @@ MAX_COMPLEXITY = 16
 def quotient_laws(X: np.ndarray, y: np.ndarray, w: np.ndarray,
                   limit: int = polynomial.SUBSET_LIMIT) -> list[dict[int, float]]:
   """The distinct rounded power laws M (`power_law.rounded`, to halves and to integers) of
-  the best t-column log fits of |y| (t = 1..k), leaving out an exact one (y is then M itself, a power-law
-  seed) and any with an exponent above power_law.MAX_EXPONENT."""
+  the best t-column log fits of |y| (t = 1..k), leaving out an exact one (y is then M
+  itself, a power-law seed) and any with an exponent above power_law.MAX_EXPONENT."""
   rows = (y != 0) & (w > 0)
   cols = power_law.base_columns(X)
   if not cols or rows.sum() < 4:

@@ -490,7 +490,8 @@ def test_factored_seeds_join_the_pool_and_win_a_feynman_law(eng):
   r.init_pool()
   every = r._score_apart(factored.factored_fits(*r.fit_rows, r.fit_weights), "factor")
   assert max(c.complexity for c in every) > factored.MAX_COMPLEXITY
-  assert all(c.complexity <= factored.MAX_COMPLEXITY for c in r.pool.entries if c.origin == "factor")
+  assert all(c.complexity <= factored.MAX_COMPLEXITY
+             for c in r.pool.entries if c.origin == "factor")
   off = search.Round(eng, d, dataclasses.replace(helpers.SMALL_SEARCH, factor_seeds=False),
                      "oneshot", 0, seed=0)
   off.init_pool()
