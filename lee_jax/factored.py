@@ -43,14 +43,13 @@ def quotient_laws(X: np.ndarray, y: np.ndarray, w: np.ndarray,
   cols = power_law.base_columns(X)
   if not cols or rows.sum() < 4:
     return []
-  positive = np.array([(X[:, i] > 0).all() for i in cols])
   out: list[dict[int, float]] = []
   with np.errstate(all="ignore"):
     laws = power_law.log_laws(np.log(np.abs(X[rows][:, cols])), np.log(np.abs(y[rows])),
                               w[rows], limit)
     for chosen, a, exact in laws:
       for step in (0.5, 1.0):
-        exps = power_law.rounded(cols, chosen, a, positive, step)
+        exps = power_law.rounded(X, cols, chosen, a, step)
         if (not exact and exps and exps not in out
             and max(abs(e) for e in exps.values()) <= power_law.MAX_EXPONENT):
           out.append(exps)

@@ -50,6 +50,12 @@ def product(factors: list[E.Node]) -> E.Node:
   return node
 
 
+def ratio(num: list[E.Node], den: list[E.Node]) -> E.Node:
+  """product(num) / product(den), or product(num) when den is empty."""
+  node = product(num)
+  return E.op("div", node, product(den)) if den else node
+
+
 def monomial_node(exps: tuple[int, ...]) -> E.Node:
   return product([power(i, p) for i, p in enumerate(exps) if p])
 

@@ -38,9 +38,8 @@ def _power(i: int, exponent: float) -> E.Node:
 
 def times_power(node: E.Node, exps: dict[int, float]) -> E.Node:
   """node * (positive powers) / (negative powers)."""
-  node = polynomial.product([node] + [_power(i, a) for i, a in exps.items() if a > 0])
-  den = [_power(i, a) for i, a in exps.items() if a < 0]
-  return E.op("div", node, polynomial.product(den)) if den else node
+  return polynomial.ratio([node] + [_power(i, a) for i, a in exps.items() if a > 0],
+                         [_power(i, a) for i, a in exps.items() if a < 0])
 
 
 def power_node(exps: dict[int, float], coef: float, intercept: float | None) -> E.Node:
@@ -49,11 +48,11 @@ def power_node(exps: dict[int, float], coef: float, intercept: float | None) -> 
   return node if intercept is None else E.op("add", node, E.const(intercept))
 
 
-def rounded(cols: list[int], chosen: list[int], a: np.ndarray, positive: np.ndarray,
+def rounded(X: np.ndarray, cols: list[int], chosen: list[int], a: np.ndarray,
             step: float) -> dict[int, float]:
-  """Exponents a of the chosen columns rounded to multiples of step (of 1 on a negative
-  column, which has no square root), zeros dropped: {variable: exponent}."""
-  steps = np.where(positive[chosen], step, 1.0)
+  """Exponents a of the chosen columns of X rounded to multiples of step (of 1 on a
+  negative column, which has no square root), zeros dropped: {variable: exponent}."""
+  steps = np.array([step if (X[:, cols[c]] > 0).all() else 1.0 for c in chosen])
   return {cols[c]: float(e) for c, e in zip(chosen, np.round(a / steps) * steps) if e}
 
 
@@ -112,13 +111,12 @@ def power_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None,
   cols = base_columns(X)
   if not cols or rows.sum() < 4 or w[rows].sum() < SIGN_SHARE * w.sum():
     return []
-  positive = np.array([(X[:, i] > 0).all() for i in cols])
   out, seen = [], set()
   for chosen, a, _ in log_laws(np.log(np.abs(X[rows][:, cols])), np.log(sign * y[rows]),
                                w[rows], limit):
     best = None
     for step in (0.5, 1.0):
-      exps = rounded(cols, chosen, a, positive, step)
+      exps = rounded(X, cols, chosen, a, step)
       key = tuple(sorted(exps.items()))
       if not exps or key in seen or max(abs(e) for e in exps.values()) > MAX_EXPONENT:
         continue

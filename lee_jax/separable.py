@@ -135,8 +135,7 @@ def term_node(term: tuple[Factor, ...], coef: float) -> E.Node:
   """coef * (numerator factors) / (denominator factors)."""
   num = [FUNCTIONS[name][1](E.var(i)) for i, name, p in term if p > 0]
   den = [FUNCTIONS[name][1](E.var(i)) for i, name, p in term if p < 0]
-  node = polynomial.product([E.const(coef)] + num)
-  return E.op("div", node, polynomial.product(den)) if den else node
+  return polynomial.ratio([E.const(coef)] + num, den)
 
 
 def sum_node(terms: list[tuple[Factor, ...]], coefs: np.ndarray, intercept: float | None) -> E.Node:
