@@ -110,11 +110,12 @@ class Job:
 
 
 def base_overrides() -> dict:
-  """The flags every setting shares. The polynomial, separable, power-law and factored seeds
-  are off unless --poly_terms / --sep_terms / --power_seeds / --factor_seeds is given: the
-  tables compare the paper's search components, and the seeds would put the same answers
-  under every row."""
+  """The flags every setting shares. The polynomial, separable, power-law, factored and
+  composite seeds are off unless --poly_terms / --sep_terms / --power_seeds / --factor_seeds
+  / --composite_seeds is given: the tables compare the paper's search components, and the
+  seeds would put the same answers under every row."""
   return {"poly_terms": 0, "sep_terms": 0, "power_seeds": False, "factor_seeds": False,
+          "composite_seeds": False,
           **runner.search_overrides(*runner.SWEEP_OVERRIDES)}
 
 

@@ -181,8 +181,9 @@ SIMPLIFY = ("light", "full")
 @dataclasses.dataclass(frozen=True)
 class SearchConfig:
   """Inference hyperparameters (Table 10 names). The field defaults are Table 10 verbatim;
-  `PRESETS['paper']` is Table 10 plus our polynomial, separable, power-law and factored seeds
-  (poly_terms=0, sep_terms=0, power_seeds=False, factor_seeds=False remove them).
+  `PRESETS['paper']` is Table 10 plus our polynomial, separable, power-law, factored and
+  composite seeds (poly_terms=0, sep_terms=0, power_seeds=False, factor_seeds=False,
+  composite_seeds=False remove them).
 
   An iteration re-encodes one parent and decodes n_new children; a batch is `parents`
   iterations processed together, so T=200 iterations are 40 batches per round.
@@ -239,6 +240,10 @@ class SearchConfig:
   # Our addition (False = the paper): seed each pool with power laws times short sums,
   # M(x) * S(x) (G m1 m2 (1/r2 - 1/r1), n kb T ln(V2/V1); factored.py).
   factor_seeds: bool = False
+  # Our addition (False = the paper): seed each pool with separable sums whose functions take
+  # products and ratios of variables, alone and times power laws (n0 exp(-m g x / (kb T)),
+  # 2 U (1 - cos(k d)); composite.py).
+  composite_seeds: bool = False
   probe_points: int = 16384  # pole guard: points between training rows (score.bounded); 0 = off
   workers: int = 1  # rounds run concurrently in this many processes (1: in-process)
   # SymPy simplification (most of a CPU search) spread over this many helper processes
@@ -293,19 +298,21 @@ PRESETS: dict[str, SearchConfig] = {
     # Table 10, with rounds 8-way parallel as in App. J (a GPU node; --workers=1 on a laptop),
     # plus the polynomial seeds: Strogatz seed 0 on the CPU 0.725 -> 0.941 at complexity
     # 10.7 -> 11.6 (BUILD_NOTES, "The `paper` preset on the CPU"), the separable and the
-    # power-law and the factored seeds; --poly_terms=0 --sep_terms=0 --nopower_seeds
-    # --nofactor_seeds is the paper.
+    # power-law, the factored and the composite seeds; --poly_terms=0 --sep_terms=0
+    # --nopower_seeds --nofactor_seeds --nocomposite_seeds is the paper.
     "paper": SearchConfig(workers=8, poly_terms=3, sep_terms=2, power_seeds=True,
-                          factor_seeds=True),
+                          factor_seeds=True, composite_seeds=True),
     # A 2-core CPU in well under a minute: 2 of Table 10's rounds (T = 200 iterations each),
     # lighter constant fits. T = 50 (before 2026-11-25) was 1.8x faster and 0.07 worse on
     # Strogatz (BUILD_NOTES, "The fast preset's budget"). Polynomial seeds: Strogatz 0.774 ->
     # 0.891 over 3 trials (BUILD_NOTES, "Polynomial seeds"). Separable seeds: 0.901 -> 0.990
     # at the same complexity over 2 trials (BUILD_NOTES, "Separable seeds"). Power-law seeds:
     # BUILD_NOTES, "Power-law seeds". Factored seeds: BUILD_NOTES, "Factored seeds".
+    # Composite seeds: BUILD_NOTES, "Composite seeds".
     "fast": SearchConfig(rounds=2, iterations=200, lbfgs_first=50, lbfgs_last=100,
                          fit_rows=500, score_rows=1000, simplify_helpers=1, poly_terms=3,
-                         sep_terms=2, power_seeds=True, factor_seeds=True),
+                         sep_terms=2, power_seeds=True, factor_seeds=True,
+                         composite_seeds=True),
 }
 
 

@@ -93,6 +93,11 @@ _FACTOR = flags.DEFINE_bool("factor_seeds", None,
                             "Seed each round's pool with power laws times short sums, M(x) * S(x) "
                             "(G m1 m2 (1/r2 - 1/r1)); --nofactor_seeds = none, the paper "
                             "(default: the preset's).")
+_COMPOSITE = flags.DEFINE_bool("composite_seeds", None,
+                               "Seed each round's pool with short sums of functions of products "
+                               "and ratios of variables, alone and times power laws "
+                               "(n0 exp(-m g x / (kb T))); --nocomposite_seeds = none, the paper "
+                               "(default: the preset's).")
 _MAX_TIME = flags.DEFINE_float("max_time", None,
                                "Seconds per trial (default: no limit). Past it the search stops "
                                "refining and answers from what it has; round 1 always builds its "
@@ -142,6 +147,7 @@ def search_config() -> configs.SearchConfig:
                                      latent_noise=_LATENT_NOISE.value, poly_terms=_POLY.value,
                                      poly_floor=_POLY_FLOOR.value, sep_terms=_SEP.value,
                                      power_seeds=_POWER.value, factor_seeds=_FACTOR.value,
+                                     composite_seeds=_COMPOSITE.value,
                                      simplify=_SIMPLIFY.value)
     if cfg.fitter == "jax":
       fit.fit_backend()  # $LEE_JAX_FIT_BACKEND names a platform here, before any search

@@ -40,11 +40,11 @@ class LEERegressor:
 
   Args:
     checkpoint: trained model directory (None: the one shipped with the package).
-    preset: 'paper' (Table 10 plus the polynomial, separable, power-law and factored seeds)
-      or 'fast' (a small budget for a 2-core CPU).
+    preset: 'paper' (Table 10 plus the polynomial, separable, power-law, factored and
+      composite seeds) or 'fast' (a small budget for a 2-core CPU).
     mode: 'combined', 'iterative', 'gradient', 'oneshot' or 'cmaes'.
     rounds, iterations, workers, pool_size, fitter, latent_noise, poly_terms, poly_floor,
-      sep_terms, power_seeds, factor_seeds, simplify: override the preset when not None
+      sep_terms, power_seeds, factor_seeds, composite_seeds, simplify: override the preset when not None
       (fitter: 'scipy' or 'jax';
       latent_noise s: sampled decodes from mu + s * std * eps, 0 = the paper; poly_terms T:
       the best 1..T-term polynomials of degree <= 3 join each round's pool, 0 = none, the
@@ -52,7 +52,9 @@ class LEERegressor:
       T: the best 1..T-term sums of products of two one-variable functions join each
       round's pool, 0 = none, the paper; power_seeds: power laws c * x1^a1 * x2^a2 ...
       (whole or half exponents) join each round's pool, False = the paper; factor_seeds:
-      power laws times short sums, M(x) * S(x), join it, False = the paper; simplify:
+      power laws times short sums, M(x) * S(x), join it, False = the paper;
+      composite_seeds: sums of functions of products and ratios of variables, alone and
+      times power laws (n0 exp(-m g x / (kb T))), join it, False = the paper; simplify:
       'light' ranks candidates by SymPy's simplify without its trig passes, 'full' as the
       paper;
       reported complexities are always the full one). With workers > 1 the worker
@@ -76,7 +78,8 @@ class LEERegressor:
                fitter: str | None = None, latent_noise: float | None = None,
                poly_terms: int | None = None, poly_floor: bool | None = None,
                sep_terms: int | None = None, power_seeds: bool | None = None,
-               factor_seeds: bool | None = None, simplify: str | None = None,
+               factor_seeds: bool | None = None, composite_seeds: bool | None = None,
+               simplify: str | None = None,
                max_time: float | None = None, val_fraction: float = 0.2,
                select_k_best: int | None = None, warm_start: bool = False, seed: int = 0,
                verbose: bool = False):
@@ -94,6 +97,7 @@ class LEERegressor:
     self.sep_terms = sep_terms
     self.power_seeds = power_seeds
     self.factor_seeds = factor_seeds
+    self.composite_seeds = composite_seeds
     self.simplify = simplify
     self.max_time = max_time
     self.val_fraction = val_fraction
@@ -107,7 +111,7 @@ class LEERegressor:
     self.__dict__.update(state)
     # parameters added since:
     for name in ("select_k_best", "poly_terms", "poly_floor", "sep_terms", "power_seeds",
-                 "factor_seeds", "simplify"):
+                 "factor_seeds", "composite_seeds", "simplify"):
       self.__dict__.setdefault(name, None)
     if "n_features_in_" in state and "selected_features_" not in state:
       self.selected_features_ = list(range(state["n_features_in_"]))
@@ -150,7 +154,9 @@ class LEERegressor:
                                      fitter=self.fitter, latent_noise=self.latent_noise,
                                      poly_terms=self.poly_terms, poly_floor=self.poly_floor,
                                      sep_terms=self.sep_terms, power_seeds=self.power_seeds,
-                                     factor_seeds=self.factor_seeds, simplify=self.simplify)
+                                     factor_seeds=self.factor_seeds,
+                                     composite_seeds=self.composite_seeds,
+                                     simplify=self.simplify)
 
   def fit(self, X, y, sample_weight=None) -> "LEERegressor":
     """Search for a formula of y in the columns of X. sample_weight (one non-negative weight

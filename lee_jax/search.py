@@ -31,6 +31,7 @@ from lee_jax import complexity
 from lee_jax import configs
 from lee_jax import engine as engine_lib
 from lee_jax import expr as E
+from lee_jax import composite
 from lee_jax import factored
 from lee_jax import fit
 from lee_jax import polynomial
@@ -371,6 +372,11 @@ class Round:
       with self.timer("factor"):
         seeds = factored.factored_fits(*self.fit_rows, self.fit_weights)
       self.pool.merge([c for c in self._score_apart(seeds, "factor")
+                       if c.complexity <= factored.MAX_COMPLEXITY])
+    if self.cfg.composite_seeds:  # functions of products and ratios, n0 exp(-m g x / (kb T))
+      with self.timer("composite"):
+        seeds = composite.composite_fits(*self.fit_rows, self.fit_weights)
+      self.pool.merge([c for c in self._score_apart(seeds, "composite")
                        if c.complexity <= factored.MAX_COMPLEXITY])
     if self.data.init_nodes:  # a warm start: earlier answers join the pool as candidates
       self.pool.merge(self._score_apart(self.data.init_nodes, "warm"))

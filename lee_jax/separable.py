@@ -82,41 +82,54 @@ def _fit_share(C: np.ndarray, yc: np.ndarray, sw: np.ndarray, w: np.ndarray,
 
 def best_terms(table: tuple[list[Factor], np.ndarray], yc: np.ndarray, w: np.ndarray,
                keep: int = KEEP, partners: np.ndarray | None = None,
-               singles: bool = False) -> list[tuple[Factor, ...]]:
+               singles: bool = False, fresh: int | None = None) -> list[tuple[Factor, ...]]:
   """The `keep` terms (one factor or two) of the factor table (`factors`) whose weighted
   least-squares fit to the centred, weighted target yc explains the most, alone or beside
   their best partner (`_fit_share`), best first. Products of two factors are made one first
   factor at a time, so the [n, F^2] matrix never exists (F = 24 per variable at most).
-  singles: one factor only, u(x_i)."""
+  singles: one factor only, u(x_i). fresh: products only where a factor's variable is >=
+  fresh (columns appended to the data; the others' products were scored before)."""
   sw = np.sqrt(w / w.sum())
   specs, V = table
-  terms: list[tuple[Factor, ...]] = []
-  scores: list[np.ndarray] = []  # per block, aligned with terms
+  # Candidates as factor indices (second -1 for one factor), scores per block in the same
+  # order; tuples are made for the kept ones only.
+  firsts: list[np.ndarray] = []
+  seconds: list[np.ndarray] = []
+  scores: list[np.ndarray] = []
 
   def prune():
     s = np.concatenate(scores)
     top = np.argsort(-s, kind="stable")[:keep]
-    terms[:] = [terms[t] for t in top]
+    firsts[:], seconds[:] = [np.concatenate(firsts)[top]], [np.concatenate(seconds)[top]]
     scores[:] = [s[top]]
 
-  def offer(new_terms, C):
-    terms.extend(new_terms)
+  def offer(a, b, C):
+    firsts.append(a)
+    seconds.append(b)
     scores.append(_fit_share(C, yc, sw, w, partners))
-    if len(terms) > 4 * keep:
+    if sum(len(x) for x in firsts) > 4 * keep:
       prune()
 
-  offer([(f,) for f in specs], V)
+  offer(np.arange(len(specs)), np.full(len(specs), -1), V)
+  ids: dict[tuple, int] = {}
+  kind = np.array([ids.setdefault(s[:2], len(ids)) for s in specs], int)  # (variable, function)
+  var = np.array([s[0] for s in specs], int)
   for a in range(0 if singles else len(specs) - 1):
     # (u, +1) x (u, -1) is 1 and (u, p) x (u, p) a square: pairs of distinct functions only
-    rest = [b for b in range(a + 1, len(specs)) if specs[b][:2] != specs[a][:2]]
-    if rest:
+    rest = np.arange(a + 1, len(specs))
+    ok = kind[rest] != kind[a]
+    if fresh is not None:
+      ok &= np.maximum(var[a], var[rest]) >= fresh
+    rest = rest[ok]
+    if len(rest):
       with np.errstate(all="ignore"):
         C = V[:, a:a + 1] * V[:, rest]
-      offer([(specs[a], specs[b]) for b in rest], C)
-  if not terms:
+      offer(np.full(len(rest), a), rest, C)
+  if not scores:
     return []
   prune()
-  return [t for t, s in zip(terms, scores[0]) if s > 0]
+  return [(specs[a],) if b < 0 else (specs[a], specs[b])
+          for a, b, s in zip(firsts[0], seconds[0], scores[0]) if s > 0]
 
 
 def term_values(terms: list[tuple[Factor, ...]], X: np.ndarray) -> np.ndarray:
@@ -145,11 +158,11 @@ def sum_node(terms: list[tuple[Factor, ...]], coefs: np.ndarray, intercept: floa
 
 def separable_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None,
                    max_terms: int = MAX_TERMS, keep: int = KEEP,
-                   limit: int = polynomial.SUBSET_LIMIT) -> list[E.Node]:
+                   limit: int = polynomial.SUBSET_LIMIT, fresh: int | None = None) -> list[E.Node]:
   """The best 1..max_terms-term sums of terms, with and without an intercept. The subset
   search sees the `keep` terms that fit y best alone, the keep/2 best beside a partner, and
-  for three terms the keep/4 that best fit what the best two-term sum leaves. Empty when
-  the data are too few, not finite or constant."""
+  for three terms the keep/4 that best fit what the best two-term sum leaves. fresh: see
+  `best_terms`. Empty when the data are too few, not finite or constant."""
   X = np.asarray(X, np.float64)
   y = np.asarray(y, np.float64)
   w = np.ones(len(y)) if weights is None else np.asarray(weights, np.float64)
@@ -158,7 +171,7 @@ def separable_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = No
   sw = np.sqrt(w / w.sum())
   yc = (y - (w @ y) / w.sum()) * sw
   table = factors(X)  # shared by every pass below
-  terms = best_terms(table, yc, w, keep)
+  terms = best_terms(table, yc, w, keep, fresh=fresh)
   for t in range(1, max_terms):
     if not terms:
       return []
@@ -169,7 +182,7 @@ def separable_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = No
       firsts = terms[:FIRSTS] + [u for u in best_terms(table, yc, w, PARTNERS, singles=True)
                                  if u not in terms[:FIRSTS]]
       P, _, usable = polynomial.centred(term_values(firsts, X), y, w)
-      more = best_terms(table, yc, w, keep // 2, partners=P[:, usable])
+      more = best_terms(table, yc, w, keep // 2, partners=P[:, usable], fresh=fresh)
     else:  # the third: scored against what the best two-term sum leaves
       Mc, yc2, usable = polynomial.centred(term_values(terms, X), y, w)
       chosen = polynomial.best_subsets(Mc.T @ Mc, Mc.T @ yc2, usable, t, limit)[-1]
@@ -177,7 +190,7 @@ def separable_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = No
       resid = yc2 - Mc[:, chosen] @ coefs
       if float(resid @ resid) <= 1e-20 * float(yc2 @ yc2):
         break
-      more = best_terms(table, resid, w, keep // 4)
+      more = best_terms(table, resid, w, keep // 4, fresh=fresh)
     terms += [u for u in more if u not in terms]
   if not terms:
     return []

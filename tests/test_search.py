@@ -193,9 +193,9 @@ def test_a_decoder_emitting_only_eos_is_counted_not_fatal(eos_engine, data):
   res = search.run_round(eos_engine, data, helpers.SMALL_SEARCH, "combined", 0, seed=0)
   assert res.failures["invalid"] >= 1 and res.unique >= 1
   assert res.winner is not None and res.winner.origin in ("baseline", "poly", "separable", "power",
-                                                         "factor")
+                                                         "factor", "composite")
   bare = dataclasses.replace(helpers.SMALL_SEARCH, baselines=False, poly_terms=0, sep_terms=0,
-                             power_seeds=False, factor_seeds=False)
+                             power_seeds=False, factor_seeds=False, composite_seeds=False)
   res = search.run_round(eos_engine, data, bare, "iterative", 0, seed=0)
   assert res.winner is None and not res.pool and res.failures["invalid"] >= 1
 
@@ -417,11 +417,12 @@ def test_a_warm_start_puts_earlier_formulas_in_the_initial_pool_refitted(eng, da
   assert "warm" not in {e.origin for e in cold.pool.entries}
 
 
-def _seeds_win(eng, X, y, origin: str) -> search.RoundResult:
+def _seeds_win(eng, X, y, origin: str, **changes) -> search.RoundResult:
   """A fast round on exact data (240 train, 60 validation rows): seeds of `origin` in the
-  pool from the start, and one of them the exact winner."""
+  pool from the start, and one of them the exact winner. changes: to SMALL_SEARCH."""
   d = search.SearchData(X[:240], y[:240], X[240:], y[240:])
-  r = search.Round(eng, d, helpers.SMALL_SEARCH, "oneshot", 0, seed=0)
+  r = search.Round(eng, d, dataclasses.replace(helpers.SMALL_SEARCH, **changes), "oneshot", 0,
+                   seed=0)
   r.init_pool()
   seeds = [c for c in r.pool.entries if c.origin == origin]
   assert seeds and max(c.r2_val for c in seeds) > 1 - 1e-9
@@ -436,14 +437,15 @@ def test_polynomial_seeds_join_the_pool_and_win_a_polynomial_law(eng):
   y = 3 * X[:, 0] - 2 * X[:, 0] * X[:, 1] - X[:, 0] ** 2
   d = search.SearchData(X[:240], y[:240], X[240:], y[240:])
   assert helpers.SMALL_SEARCH.poly_terms == 3  # the fast preset's
-  _seeds_win(eng, X, y, "poly")
+  # (the composite seeds find it too, as x (3 - 2 y - x))
+  _seeds_win(eng, X, y, "poly", composite_seeds=False)
   assert configs.PRESETS["paper"].poly_terms == 3
   paper = dataclasses.replace(configs.PRESETS["paper"], poly_terms=0)  # the paper's own search
   off = search.Round(eng, d, paper, "oneshot", 0, seed=0)
   off.init_pool()
   assert not [c for c in off.pool.entries if c.origin == "poly"]
   # poly_floor: the same seeds, kept out of the pool (never parents) and still the answer.
-  floor_cfg = dataclasses.replace(helpers.SMALL_SEARCH, poly_floor=True)
+  floor_cfg = dataclasses.replace(helpers.SMALL_SEARCH, poly_floor=True, composite_seeds=False)
   fl = search.Round(eng, d, floor_cfg, "oneshot", 0, seed=0)
   fl.init_pool()
   assert not [c for c in fl.pool.entries if c.origin == "poly"]
@@ -471,7 +473,7 @@ def test_power_law_seeds_join_the_pool_and_win_a_feynman_law(eng):
   assert helpers.SMALL_SEARCH.power_seeds and configs.PRESETS["paper"].power_seeds
   assert _seeds_win(eng, X, y, "power").winner.complexity <= 9
   off = search.Round(eng, d, dataclasses.replace(helpers.SMALL_SEARCH, power_seeds=False,
-                                                factor_seeds=False),
+                                                factor_seeds=False, composite_seeds=False),
                      "oneshot", 0, seed=0)
   off.init_pool()
   assert "power" not in {c.origin for c in off.pool.entries}
@@ -492,8 +494,26 @@ def test_factored_seeds_join_the_pool_and_win_a_feynman_law(eng):
   assert max(c.complexity for c in every) > factored.MAX_COMPLEXITY
   assert all(c.complexity <= factored.MAX_COMPLEXITY
              for c in r.pool.entries if c.origin == "factor")
-  off = search.Round(eng, d, dataclasses.replace(helpers.SMALL_SEARCH, factor_seeds=False),
+  off = search.Round(eng, d, dataclasses.replace(helpers.SMALL_SEARCH, factor_seeds=False,
+                                                composite_seeds=False),
                      "oneshot", 0, seed=0)
   off.init_pool()
   assert "factor" not in {c.origin for c in off.pool.entries}
+  assert off.pool.champion().r2_val < 0.99  # what the other seeds and the decodes offer
+
+
+def test_composite_seeds_join_the_pool_and_win_a_feynman_law(eng):
+  X = np.random.default_rng(8).uniform(1, 5, (300, 3))
+  y = 2 * X[:, 0] * (1 - np.cos(X[:, 1] * X[:, 2]))  # III.15.12, 2 U (1 - cos(k d))
+  d = search.SearchData(X[:240], y[:240], X[240:], y[240:])
+  assert helpers.SMALL_SEARCH.composite_seeds and configs.PRESETS["paper"].composite_seeds
+  assert _seeds_win(eng, X, y, "composite").winner.complexity <= 12
+  r = search.Round(eng, d, helpers.SMALL_SEARCH, "oneshot", 0, seed=0)
+  r.init_pool()
+  assert all(c.complexity <= factored.MAX_COMPLEXITY
+             for c in r.pool.entries if c.origin == "composite")
+  off = search.Round(eng, d, dataclasses.replace(helpers.SMALL_SEARCH, composite_seeds=False),
+                     "oneshot", 0, seed=0)
+  off.init_pool()
+  assert "composite" not in {c.origin for c in off.pool.entries}
   assert off.pool.champion().r2_val < 0.99  # what the other seeds and the decodes offer

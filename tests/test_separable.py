@@ -67,3 +67,18 @@ def test_weights_and_degenerate_input():
   assert S.separable_fits(X, np.where(junk, np.nan, y)) == []
   assert S.separable_fits(X, np.ones(len(y))) == []  # nothing to explain
   assert S.separable_fits(np.ones((50, 2)), np.arange(50.0)) == []  # no usable term
+
+
+def test_fresh_keeps_only_products_with_an_appended_column():
+  X = np.random.default_rng(3).uniform(0.5, 2.0, (200, 3))
+  y = np.cos(X[:, 0]) * np.sin(X[:, 1])
+  yc = (y - y.mean()) / np.sqrt(len(y))
+  w = np.ones(len(y))
+  table = S.factors(X)
+  every = S.best_terms(table, yc, w, 100_000)
+  assert any(len(t) == 2 and max(f[0] for f in t) < 2 for t in every)
+  terms = S.best_terms(table, yc, w, 100_000, fresh=2)
+  assert all(len(t) == 1 or max(f[0] for f in t) == 2 for t in terms)
+  assert any(len(t) == 2 for t in terms)  # products with column 2 are still there
+  assert _best(S.separable_fits(X, y), X, y) > 1 - 1e-12
+  assert _best(S.separable_fits(X, y, fresh=2), X, y) < 0.999  # cos x0 sin x1 is left out
