@@ -6,16 +6,17 @@ seeds apply each function to one variable, so none of them reach these laws, and
 family builds a function of a product. Here every monomial u of 2..MAX_VARS variables with
 exponents +-1 (`monomials`, at most MONOMIAL_LIMIT of them, fewest variables first) is
 scored by how much of the target one function of it explains alone (a f(u) + b, f among
-the separable seeds' functions and their reciprocals) and, apart, one product u * v or v / u
-with a one-variable factor v (q B v sin(theta)); the KEEP and the PRODUCTS best
-(`Ranking.rank`) become extra columns of the data, and the separable seeds of the widened data (products only where a
-factor is such a column: the rest were seeded already) with those columns written back as
-the monomials are the seeds. The same runs on y / M for every power law M of the factored
-seeds (`factored.quotient_laws`), each S times M a seed: the M that works is often not the
-law's own prefactor (x1 (cos(w t) + a cos(w t)^2) came from M = x1 w t a, S = cos(w t) /
-(a w t) + cos(w t)^2 / (w t)), so none is left out. Seeds that use no
-composite column are left out (the separable and factored seeds hold them), and as with the
-factored seeds only those of at most factored.MAX_COMPLEXITY simplified nodes join the pool.
+the separable seeds' functions and their reciprocals) and, apart, by one product u * v or
+v / u with a one-variable factor v (q B v sin(theta): B v alone explains little of it).
+The KEEP and the PRODUCTS best (`Ranking.rank`) become extra columns of the data; the
+separable seeds of the widened data (products only where a factor is such a column: the
+others were seeded already), those columns written back as their monomials, are the seeds.
+The same runs on y / M for every power law M of the factored seeds
+(`factored.quotient_laws`), each S times M a seed: the M that works is often not the law's
+own prefactor (x1 (cos(w t) + a cos(w t)^2) came from M = x1 w t a, S = cos(w t) / (a w t)
++ cos(w t)^2 / (w t)), so none is left out. Seeds that use no composite column are dropped
+(the separable and factored seeds hold them); as with the factored seeds, only those of at
+most factored.MAX_COMPLEXITY simplified nodes join the pool.
 """
 
 from __future__ import annotations

@@ -44,8 +44,8 @@ class LEERegressor:
       composite seeds) or 'fast' (a small budget for a 2-core CPU).
     mode: 'combined', 'iterative', 'gradient', 'oneshot' or 'cmaes'.
     rounds, iterations, workers, pool_size, fitter, latent_noise, poly_terms, poly_floor,
-      sep_terms, power_seeds, factor_seeds, composite_seeds, simplify: override the preset when not None
-      (fitter: 'scipy' or 'jax';
+      sep_terms, power_seeds, factor_seeds, composite_seeds, simplify: override the preset
+      when not None (fitter: 'scipy' or 'jax';
       latent_noise s: sampled decodes from mu + s * std * eps, 0 = the paper; poly_terms T:
       the best 1..T-term polynomials of degree <= 3 join each round's pool, 0 = none, the
       paper; poly_floor: those seeds are answer candidates only, never parents; sep_terms
