@@ -39,9 +39,10 @@ def test_every_table_runs_end_to_end_and_resumes(tmp_path):
     assert f"{folder}: " in r.stdout and f"--out_dir={tmp_path / folder}" in r.stdout
   assert "iterative: iterative refinement; noise 0,0.1; 2 cells" in r.stdout
   # n_init 10: 4 + 2 iterations x 3 children
-  assert "--mode=oneshot --factor_seeds=False --iters=2 --n_init=10" in r.stdout
-  assert ("--mode=combined --factor_seeds=False --iters=2 --n_init=4 --poly_terms=0 "
-          "--pool_size=8") in r.stdout
+  assert ("--mode=oneshot --composite_seeds=False --factor_seeds=False --iters=2 "
+          "--n_init=10") in r.stdout
+  assert ("--mode=combined --composite_seeds=False --factor_seeds=False --iters=2 --n_init=4 "
+          "--poly_terms=0 --pool_size=8") in r.stdout
   assert r.stdout.count("--poly_terms=0") == len(FOLDERS)  # the paper's search, no seeds
 
   r = _run(tmp_path, *args)
