@@ -62,11 +62,6 @@ def monomials(X: np.ndarray, max_vars: int = MAX_VARS,
   return out
 
 
-def values(X: np.ndarray, mono: Monomial) -> np.ndarray:
-  with np.errstate(all="ignore"):
-    return np.prod([X[:, i] ** float(e) for i, e in mono.items()], axis=0)
-
-
 def node(mono: Monomial) -> E.Node:
   """x_i * x_j / x_l ... (the first exponent is +1, so the numerator is never empty)."""
   return polynomial.ratio([E.var(i) for i, e in mono.items() if e > 0],
@@ -82,7 +77,8 @@ class Ranking:
     self.monos = monos
     self.p = w / w.sum()
     sw = np.sqrt(self.p)
-    U = np.stack([values(X, m) for m in monos], axis=1) if monos else np.zeros((len(X), 0))
+    U = (np.stack([power_law.law_values(X, m) for m in monos], axis=1) if monos
+         else np.zeros((len(X), 0)))
     blocks = []
     with np.errstate(all="ignore"):
       for f, _ in separable.FUNCTIONS.values():
@@ -93,14 +89,14 @@ class Ranking:
           ok = np.isfinite(col).all(axis=0) & np.isfinite(norm) & (norm > 0)
           blocks.append(np.where(ok, cc / np.where(ok, norm, 1.0), 0.0))
       self.alone = np.concatenate(blocks, axis=1)  # [n, functions * 2 * M], unit columns
-      _, V = separable.factors(X)
-      self.products = []  # u * v and v / u: (weighted columns, V, E[uv], Var[uv], usable)
+      _, self.V = separable.factors(X)  # the one-variable factors v
+      self.products = []  # u * v and v / u: (columns u or 1/u, E[uv], Var[uv], usable)
       for W in (U, 1.0 / U):
         W = np.where(np.isfinite(W), W, 0.0)
-        mean = (W * self.p[:, None]).T @ V
-        second = (W * W * self.p[:, None]).T @ (V * V)
+        mean = (W * self.p[:, None]).T @ self.V
+        second = (W * W * self.p[:, None]).T @ (self.V * self.V)
         var = second - mean * mean
-        self.products.append((W, V, mean, var, np.isfinite(var) & (var > 1e-12 * second)))
+        self.products.append((W, mean, var, np.isfinite(var) & (var > 1e-12 * second)))
 
   def rank(self, y: np.ndarray, keep: int = KEEP, products: int = PRODUCTS) -> list[Monomial]:
     """The keep monomials u whose best single f(u) or 1/f(u) (f in separable.FUNCTIONS)
@@ -119,8 +115,8 @@ class Ranking:
     if products:
       paired = np.zeros(M)
       with np.errstate(all="ignore"):
-        for W, V, mean, var, ok in self.products:
-          cov = (W * (self.p * y)[:, None]).T @ V - mean * (self.p @ y)
+        for W, mean, var, ok in self.products:
+          cov = (W * (self.p * y)[:, None]).T @ self.V - mean * (self.p @ y)
           share = np.where(ok, cov * cov / np.where(ok, var, 1.0), 0.0) / total
           if share.size:
             paired = np.maximum(paired, np.where(np.isfinite(share), share, 0.0).max(axis=1))
@@ -143,7 +139,7 @@ def _sums(X: np.ndarray, y: np.ndarray, w: np.ndarray, ranking: Ranking, keep: i
   if not chosen:
     return []
   k = X.shape[1]
-  wide = np.concatenate([X, np.stack([values(X, m) for m in chosen], axis=1)], axis=1)
+  wide = np.concatenate([X] + [power_law.law_values(X, m)[:, None] for m in chosen], axis=1)
   table = {k + j: node(m) for j, m in enumerate(chosen)}
   return [substitute(s, table)
           for s in separable.separable_fits(wide, y, w, max_terms=max_terms, limit=limit, fresh=k)
@@ -159,7 +155,7 @@ def composite_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = No
   X = np.asarray(X, np.float64)
   y = np.asarray(y, np.float64)
   w = np.ones(len(y)) if weights is None else np.asarray(weights, np.float64)
-  if len(y) < 2 * (max_terms + 1) or not np.isfinite(y).all():
+  if not np.isfinite(y).all():
     return []
   use = np.flatnonzero(w > 0)[:rows]
   X, y, w = X[use], y[use], w[use]
@@ -168,10 +164,7 @@ def composite_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = No
     return []
   ranking = Ranking(X, w, monos)
   out = _sums(X, y, w, ranking, keep, products, max_terms, limit)
-  for exps in factored.quotient_laws(X, y, w, limit):
-    with np.errstate(all="ignore"):
-      q = y / np.prod([X[:, i] ** e for i, e in exps.items()], axis=0)
-    if np.isfinite(q).all():
-      out += [power_law.times_power(s, exps)
-              for s in _sums(X, q, w, ranking, keep, products, max_terms, limit)]
+  for exps, q in factored.quotients(X, y, w, limit):
+    out += [power_law.times_power(s, exps)
+            for s in _sums(X, q, w, ranking, keep, products, max_terms, limit)]
   return out

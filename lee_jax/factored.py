@@ -56,6 +56,17 @@ def quotient_laws(X: np.ndarray, y: np.ndarray, w: np.ndarray,
   return out
 
 
+def quotients(X: np.ndarray, y: np.ndarray, w: np.ndarray,
+              limit: int = polynomial.SUBSET_LIMIT):
+  """(M, y / M) for every quotient law M (`quotient_laws`) where both are finite."""
+  for exps in quotient_laws(X, y, w, limit):
+    m = power_law.law_values(X, exps)
+    with np.errstate(all="ignore"):
+      q = y / m
+    if np.isfinite(q).all() and np.isfinite(m).all():
+      yield exps, q
+
+
 def factored_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None,
                   max_terms: int = MAX_TERMS,
                   limit: int = polynomial.SUBSET_LIMIT) -> list[E.Node]:
@@ -68,12 +79,7 @@ def factored_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = Non
   if len(y) < 4 or not np.isfinite(y).all():
     return []
   out = []
-  for exps in quotient_laws(X, y, w, limit):
-    with np.errstate(all="ignore"):
-      m = np.prod([X[:, i] ** e for i, e in exps.items()], axis=0)
-      q = y / m
-    if not (np.isfinite(q).all() and np.isfinite(m).all()):
-      continue
+  for exps, q in quotients(X, y, w, limit):
     sums = (separable.separable_fits(X, q, w, max_terms=max_terms, limit=limit)
             + polynomial.sparse_fits(X, q, w, max_terms=max_terms, limit=limit))
     out += [power_law.times_power(s, exps) for s in sums]

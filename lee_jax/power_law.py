@@ -36,6 +36,12 @@ def _power(i: int, exponent: float) -> E.Node:
   return node if root is None else E.op("mul", node, root)
 
 
+def law_values(X: np.ndarray, exps: dict[int, float]) -> np.ndarray:
+  """x_1^a_1 * x_2^a_2 * ... on the rows of X ({variable: exponent})."""
+  with np.errstate(all="ignore"):
+    return np.prod([X[:, i] ** e for i, e in exps.items()], axis=0)
+
+
 def times_power(node: E.Node, exps: dict[int, float]) -> E.Node:
   """node * (positive powers) / (negative powers)."""
   return polynomial.ratio([node] + [_power(i, a) for i, a in exps.items() if a > 0],
@@ -121,9 +127,7 @@ def power_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None,
       if not exps or key in seen or max(abs(e) for e in exps.values()) > MAX_EXPONENT:
         continue
       seen.add(key)
-      with np.errstate(all="ignore"):
-        m = np.prod([X[:, i] ** e for i, e in exps.items()], axis=0)
-      fits = _coefficients(m, y, w)
+      fits = _coefficients(law_values(X, exps), y, w)
       if fits is not None and (best is None or fits[2] < best[1][2]):
         best = (exps, fits)
     if best is not None:

@@ -371,16 +371,20 @@ class Round:
     if self.cfg.factor_seeds:  # a power law times a short sum, M(x) * S(x)
       with self.timer("factor"):
         seeds = factored.factored_fits(*self.fit_rows, self.fit_weights)
-      self.pool.merge([c for c in self._score_apart(seeds, "factor")
-                       if c.complexity <= factored.MAX_COMPLEXITY])
+      self._merge_short(seeds, "factor")
     if self.cfg.composite_seeds:  # functions of products and ratios, n0 exp(-m g x / (kb T))
       with self.timer("composite"):
         seeds = composite.composite_fits(*self.fit_rows, self.fit_weights)
-      self.pool.merge([c for c in self._score_apart(seeds, "composite")
-                       if c.complexity <= factored.MAX_COMPLEXITY])
+      self._merge_short(seeds, "composite")
     if self.data.init_nodes:  # a warm start: earlier answers join the pool as candidates
       self.pool.merge(self._score_apart(self.data.init_nodes, "warm"))
     self.record(0)
+
+  def _merge_short(self, nodes, origin: str) -> None:
+    """Score seeds apart and merge those of at most factored.MAX_COMPLEXITY nodes (longer
+    ones are curve fits that would win on validation R2)."""
+    self.pool.merge([c for c in self._score_apart(nodes, origin)
+                     if c.complexity <= factored.MAX_COMPLEXITY])
 
   def _score_apart(self, nodes, origin: str) -> list[pool_lib.Candidate]:
     """Fit and score formulas that are not decodes (baselines, a warm start), keyed

@@ -16,8 +16,7 @@ from lee_jax.regressor import LEERegressor
 
 # Table 10 with our polynomial, separable, power-law, factored and composite seeds
 # (poly_terms=0, sep_terms=0, power_seeds=False, factor_seeds=False, composite_seeds=False:
-# the paper's search); the shipped model
-# unless checkpoint= is set.
+# the paper's search); the shipped model unless checkpoint= is set.
 # select_k_best=10 changes nothing on datasets with <= 10 features (the paper's) and lets the
 # harness's wider ones run.
 est = LEERegressor(preset="paper", select_k_best=10)
