@@ -98,6 +98,11 @@ _COMPOSITE = flags.DEFINE_bool("composite_seeds", None,
                                "and ratios of variables, alone and times power laws "
                                "(n0 exp(-m g x / (kb T))); --nocomposite_seeds = none, the paper "
                                "(default: the preset's).")
+_LONG = flags.DEFINE_integer("long_terms", None,
+                             "Once per trial, the best sum of up to T one-variable or product "
+                             "terms (or monomials) answers instead when its validation R2 pays "
+                             "for its extra nodes at alpha per node; 0 = never, the paper "
+                             "(default: the preset's).")
 _MAX_TIME = flags.DEFINE_float("max_time", None,
                                "Seconds per trial (default: no limit). Past it the search stops "
                                "refining and answers from what it has; round 1 always builds its "
@@ -147,7 +152,7 @@ def search_config() -> configs.SearchConfig:
                                      latent_noise=_LATENT_NOISE.value, poly_terms=_POLY.value,
                                      poly_floor=_POLY_FLOOR.value, sep_terms=_SEP.value,
                                      power_seeds=_POWER.value, factor_seeds=_FACTOR.value,
-                                     composite_seeds=_COMPOSITE.value,
+                                     composite_seeds=_COMPOSITE.value, long_terms=_LONG.value,
                                      simplify=_SIMPLIFY.value)
     if cfg.fitter == "jax":
       fit.fit_backend()  # $LEE_JAX_FIT_BACKEND names a platform here, before any search

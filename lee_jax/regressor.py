@@ -41,10 +41,11 @@ class LEERegressor:
   Args:
     checkpoint: trained model directory (None: the one shipped with the package).
     preset: 'paper' (Table 10 plus the polynomial, separable, power-law, factored and
-      composite seeds) or 'fast' (a small budget for a 2-core CPU).
+      composite seeds and long sums) or 'fast' (a small budget for a 2-core CPU).
     mode: 'combined', 'iterative', 'gradient', 'oneshot' or 'cmaes'.
     rounds, iterations, workers, pool_size, fitter, latent_noise, poly_terms, poly_floor,
-      sep_terms, power_seeds, factor_seeds, composite_seeds, simplify: override the preset
+      sep_terms, power_seeds, factor_seeds, composite_seeds, long_terms, simplify: override
+      the preset
       when not None (fitter: 'scipy' or 'jax';
       latent_noise s: sampled decodes from mu + s * std * eps, 0 = the paper; poly_terms T:
       the best 1..T-term polynomials of degree <= 3 join each round's pool, 0 = none, the
@@ -54,7 +55,9 @@ class LEERegressor:
       (whole or half exponents) join each round's pool, False = the paper; factor_seeds:
       power laws times short sums, M(x) * S(x), join it, False = the paper;
       composite_seeds: sums of functions of products and ratios of variables, alone and
-      times power laws (n0 exp(-m g x / (kb T))), join it, False = the paper; simplify:
+      times power laws (n0 exp(-m g x / (kb T))), join it, False = the paper; long_terms
+      T: the best sum of up to T such terms or monomials answers instead when its
+      validation R2 pays for its extra nodes, 0 = never, the paper; simplify:
       'light' ranks candidates by SymPy's simplify without its trig passes, 'full' as the
       paper;
       reported complexities are always the full one). With workers > 1 the worker
@@ -79,7 +82,7 @@ class LEERegressor:
                poly_terms: int | None = None, poly_floor: bool | None = None,
                sep_terms: int | None = None, power_seeds: bool | None = None,
                factor_seeds: bool | None = None, composite_seeds: bool | None = None,
-               simplify: str | None = None,
+               long_terms: int | None = None, simplify: str | None = None,
                max_time: float | None = None, val_fraction: float = 0.2,
                select_k_best: int | None = None, warm_start: bool = False, seed: int = 0,
                verbose: bool = False):
@@ -98,6 +101,7 @@ class LEERegressor:
     self.power_seeds = power_seeds
     self.factor_seeds = factor_seeds
     self.composite_seeds = composite_seeds
+    self.long_terms = long_terms
     self.simplify = simplify
     self.max_time = max_time
     self.val_fraction = val_fraction
@@ -111,7 +115,7 @@ class LEERegressor:
     self.__dict__.update(state)
     # parameters added since:
     for name in ("select_k_best", "poly_terms", "poly_floor", "sep_terms", "power_seeds",
-                 "factor_seeds", "composite_seeds", "simplify"):
+                 "factor_seeds", "composite_seeds", "long_terms", "simplify"):
       self.__dict__.setdefault(name, None)
     if "n_features_in_" in state and "selected_features_" not in state:
       self.selected_features_ = list(range(state["n_features_in_"]))
@@ -156,6 +160,7 @@ class LEERegressor:
                                      sep_terms=self.sep_terms, power_seeds=self.power_seeds,
                                      factor_seeds=self.factor_seeds,
                                      composite_seeds=self.composite_seeds,
+                                     long_terms=self.long_terms,
                                      simplify=self.simplify)
 
   def fit(self, X, y, sample_weight=None) -> "LEERegressor":
@@ -165,7 +170,8 @@ class LEERegressor:
     # numpy's own messages for a bad seed or count name none of this
     if not (datasets.is_integer(self.seed) and 0 <= self.seed < 2**32):
       raise ValueError(f"seed must be an integer in [0, 2**32), got {self.seed!r}")
-    for name in ("rounds", "iterations", "workers", "pool_size", "poly_terms", "sep_terms"):
+    for name in ("rounds", "iterations", "workers", "pool_size", "poly_terms", "sep_terms",
+                 "long_terms"):
       value = getattr(self, name)
       if value is not None and not datasets.is_integer(value):
         raise ValueError(f"{name} must be an integer (or None for the preset's), got {value!r}")
@@ -207,7 +213,7 @@ class LEERegressor:
     self.best_node_ = result.winner.node  # full-precision constants
     self.best_prefix_ = " ".join(E.to_prefix(result.winner.node))
     self.complexity_ = result.winner.complexity
-    front = trial_lib.pareto_front(result.rounds)
+    front = trial_lib.pareto_front(result.rounds, [result.long_sum])
     self.equation_nodes_ = [c.node for c in front]  # full precision, for predict(index=...)
     self.equations_ = [
         {"complexity": c.complexity, "r2_val": c.r2_val, "prefix": " ".join(E.to_prefix(c.node)),

@@ -42,15 +42,22 @@ FUNCTIONS: dict[str, tuple] = {
     "cos2": (lambda v: np.cos(v) ** 2, lambda x: E.op("sq", E.op("cos", x))),
 }
 
+PERIODIC = ("sin", "cos", "tan", "sin2", "cos2")
+
 Factor = tuple[int, str, int]  # (variable, function, power +1 or -1)
 
 
-def factors(X: np.ndarray) -> tuple[list[Factor], np.ndarray]:
-  """Every u(x_i) and 1/u(x_i) that is finite and not constant on the rows: ([F], [n, F])."""
+def factors(X: np.ndarray, periodic_span: float | None = None) -> tuple[list[Factor], np.ndarray]:
+  """Every u(x_i) and 1/u(x_i) that is finite and not constant on the rows: ([F], [n, F]).
+  periodic_span: no periodic u of a column whose values span more than this (sin of an
+  integer count from 4 to 122 is a column of noise that a long sum fits)."""
   specs, cols = [], []
   with np.errstate(all="ignore"):
     for i in range(X.shape[1]):
+      wide = periodic_span is not None and np.ptp(X[:, i]) > periodic_span
       for name, (f, _) in FUNCTIONS.items():
+        if wide and name in PERIODIC:
+          continue
         v = f(X[:, i])
         for p, col in ((1, v), (-1, 1.0 / v)):
           if np.isfinite(col).all() and np.ptp(col) > 0:
@@ -158,11 +165,13 @@ def sum_node(terms: list[tuple[Factor, ...]], coefs: np.ndarray, intercept: floa
 
 def separable_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None,
                    max_terms: int = MAX_TERMS, keep: int = KEEP,
-                   limit: int = polynomial.SUBSET_LIMIT, fresh: int | None = None) -> list[E.Node]:
+                   limit: int = polynomial.SUBSET_LIMIT, fresh: int | None = None,
+                   periodic_span: float | None = None) -> list[E.Node]:
   """The best 1..max_terms-term sums of terms, with and without an intercept. The subset
   search sees the `keep` terms that fit y best alone, the keep/2 best beside a partner, and
   for three terms the keep/4 that best fit what the best two-term sum leaves. fresh: see
-  `best_terms`. Empty when the data are too few, not finite or constant."""
+  `best_terms`; periodic_span: see `factors`. Empty when the data are too few, not finite or
+  constant."""
   X = np.asarray(X, np.float64)
   y = np.asarray(y, np.float64)
   w = np.ones(len(y)) if weights is None else np.asarray(weights, np.float64)
@@ -170,7 +179,7 @@ def separable_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = No
     return []
   sw = np.sqrt(w / w.sum())
   yc = (y - (w @ y) / w.sum()) * sw
-  table = factors(X)  # shared by every pass below
+  table = factors(X, periodic_span)  # shared by every pass below
   terms = best_terms(table, yc, w, keep, fresh=fresh)
   for t in range(1, max_terms):
     if not terms:

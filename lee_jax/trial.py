@@ -27,6 +27,7 @@ from lee_jax import cpu_threads
 from lee_jax import engine as engine_lib
 from lee_jax import evaluate
 from lee_jax import expr as E
+from lee_jax import long_sums
 from lee_jax import pool as pool_lib
 from lee_jax import score
 from lee_jax import search
@@ -39,6 +40,8 @@ class TrialResult:
   rounds: list[search.RoundResult]
   wall_time: float
   timed_out: bool = False  # the time limit cut the search short (rounds stopped or skipped)
+  long_sum: pool_lib.Candidate | None = None  # the best long sum (long_sums.py), answer or not
+  timings: dict = dataclasses.field(default_factory=dict)  # trial-level seconds (long sums)
 
   def failures(self) -> dict[str, int]:
     """Failure counts summed over the rounds."""
@@ -122,11 +125,13 @@ def run_trial(engine: engine_lib.Engine, data: search.SearchData, cfg: configs.S
   deadline = None if max_time is None else time.time() + max_time
   seeds = [seed + r for r in range(cfg.rounds)]
   results: list[search.RoundResult] = []
+  timings: dict[str, float] = {}
   if cfg.workers <= 1 or cfg.rounds == 1:
     for r, s in enumerate(seeds):
       if results and deadline is not None and time.time() >= deadline:
         break
       results.append(search.run_round(engine, data, cfg, mode, r, s, progress, deadline))
+    long = _long_sum(data, cfg, seed, timings)
   else:
     if bundle is None:
       raise ValueError("running rounds in worker processes needs the model bundle")
@@ -134,6 +139,7 @@ def run_trial(engine: engine_lib.Engine, data: search.SearchData, cfg: configs.S
     futures = [ex.submit(_worker_round, data, cfg, mode, r, s, deadline)
                for r, s in enumerate(seeds)]
     try:
+      long = _long_sum(data, cfg, seed, timings)  # while the workers run the rounds
       for f in concurrent.futures.as_completed(futures):
         results.append(f.result())
         if hasattr(progress, "round_done"):
@@ -146,8 +152,23 @@ def run_trial(engine: engine_lib.Engine, data: search.SearchData, cfg: configs.S
     results.sort(key=lambda r: r.round_index)
   best = pool_lib.best_by_val([r.winner for r in results if r.winner is not None])
   winner_round = next((r.round_index for r in results if r.winner is best), None) if best else None
+  if long_sums.pays(long, best, cfg.alpha):
+    best, winner_round = long, None
   return TrialResult(best, winner_round, results, time.perf_counter() - t0,
-                     timed_out=any(r.timed_out for r in results) or len(results) < cfg.rounds)
+                     timed_out=any(r.timed_out for r in results) or len(results) < cfg.rounds,
+                     long_sum=long, timings=timings)
+
+
+def _long_sum(data: search.SearchData, cfg: configs.SearchConfig, seed: int,
+              timings: dict[str, float]) -> pool_lib.Candidate | None:
+  """The trial's best long sum (long_sums.best_sum), None with cfg.long_terms = 0; its
+  seconds go to timings["long"]."""
+  if not cfg.long_terms:
+    return None
+  t0 = time.perf_counter()
+  long = long_sums.best_sum(data, cfg.long_terms, cfg.alpha, cfg.probe_points, seed)
+  timings["long"] = time.perf_counter() - t0
+  return long
 
 
 def warm_up(engine: engine_lib.Engine, data: search.SearchData, cfg: configs.SearchConfig,
@@ -173,15 +194,17 @@ def predict(node: E.Node, X: np.ndarray) -> np.ndarray:
   return evaluate.evaluate_numpy(node, np.asarray(X, np.float64))
 
 
-def pareto_front(rounds: list[search.RoundResult]) -> list[pool_lib.Candidate]:
+def pareto_front(rounds: list[search.RoundResult],
+                 extra: list[pool_lib.Candidate | None] = ()) -> list[pool_lib.Candidate]:
   """Across every round's final pool and winner (which can come from outside the pool: a
-  baseline or a polynomial seed on the floor): the best validation R2 at each complexity,
-  keeping only complexities that improve on every simpler one (PySR's equation table)."""
+  baseline or a polynomial seed on the floor) and the extra candidates (a trial's long sum):
+  the best validation R2 at each complexity, keeping only complexities that improve on every
+  simpler one (PySR's equation table)."""
   by_c: dict[int, pool_lib.Candidate] = {}
-  for r in rounds:
-    for c in r.pool + ([r.winner] if r.winner is not None else []):
-      if np.isfinite(c.r2_val) and (c.complexity not in by_c or c.r2_val > by_c[c.complexity].r2_val):
-        by_c[c.complexity] = c
+  every = [c for r in rounds for c in r.pool + ([r.winner] if r.winner is not None else [])]
+  for c in every + [c for c in extra if c is not None]:
+    if np.isfinite(c.r2_val) and (c.complexity not in by_c or c.r2_val > by_c[c.complexity].r2_val):
+      by_c[c.complexity] = c
   front, best = [], -np.inf
   for c in sorted(by_c):
     if by_c[c].r2_val > best:
@@ -207,6 +230,7 @@ def report(result: TrialResult, X_test: np.ndarray, y_test: np.ndarray, data: se
   timings: collections.Counter = collections.Counter()
   for r in result.rounds:
     timings.update(r.timings)
+  timings.update(result.timings)
   out: dict[str, Any] = dict(extra or {})
   out.update({
       "found": result.winner is not None,
@@ -231,6 +255,12 @@ def report(result: TrialResult, X_test: np.ndarray, y_test: np.ndarray, data: se
         "r2_test": score.r2(y_test, predict(w.node, X_test), w_test),
         "origin": w.origin,
     })
+  if result.long_sum is not None:  # answer or not: what the rounds' answer was measured against
+    out["long_sum"] = _summary(result.long_sum, X_test, y_test, data, names, w_test)
+    if result.winner is result.long_sum:
+      rounds_best = pool_lib.best_by_val([r.winner for r in result.rounds if r.winner is not None])
+      if rounds_best is not None:  # the answer without the long sum
+        out["rounds_answer"] = _summary(rounds_best, X_test, y_test, data, names, w_test)
   out["rounds"] = [{
       "round": r.round_index, "seed": r.seed, "candidates": r.candidates,
       "r2_val": r.winner.r2_val if r.winner else None,
@@ -241,8 +271,15 @@ def report(result: TrialResult, X_test: np.ndarray, y_test: np.ndarray, data: se
   } for r in result.rounds]
   out["equations"] = [{"complexity": c.complexity, "r2_val": c.r2_val,
                        "expression": str(complexity.build(c.node, names))}
-                      for c in pareto_front(result.rounds)]
+                      for c in pareto_front(result.rounds, [result.long_sum])]
   return json_safe(out)
+
+
+def _summary(c: pool_lib.Candidate, X_test, y_test, data: search.SearchData, names,
+             w_test) -> dict:
+  """A candidate's expression, complexity and validation and test R2."""
+  return {"expression": str(sympy_of(c.node, names)), "complexity": c.complexity,
+          "r2_val": c.r2_val, "r2_test": score.r2(y_test, predict(c.node, X_test), w_test)}
 
 
 def json_safe(x):

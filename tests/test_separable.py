@@ -32,6 +32,13 @@ def test_factors_skip_what_is_not_finite_on_the_rows():
   assert S.factors(np.zeros((10, 1)))[0] == []  # constant or infinite everywhere
 
 
+def test_periodic_factors_only_of_columns_spanning_one_period():
+  X = np.c_[np.linspace(-3, 3, 50), np.linspace(4, 122, 50)]  # spans 6 and 118
+  wide = {(i, name) for i, name, _ in S.factors(X, periodic_span=2 * np.pi)[0]}
+  assert {(0, f) for f in S.PERIODIC} <= wide and not {(1, f) for f in S.PERIODIC} & wide
+  assert (1, "sq") in wide and (1, "sin") in {(i, n) for i, n, _ in S.factors(X)[0]}
+
+
 def test_shear_flow_is_one_exact_term():
   X = _xy()
   y = np.cos(X[:, 0]) / np.tan(X[:, 1])  # Strogatz shearflow1, which the model misses

@@ -1,0 +1,100 @@
+"""Long sums: the answer when no short formula fits (black-box data).
+
+Real tables (PMLB's Friedman sets, 609_fri_c0_1000_5: 10 sin(pi u1 u2) + 20 (u3 - 0.5)^2 +
+10 u4 + 5 u5 on standardised columns) often follow no short law, and a round's answer then
+explains half the variance. Sums of 4-6 of the separable seeds' terms (u(x_i), u(x_i) v(x_j),
+their ratios) or of the polynomial seeds' monomials explain far more: on the 72 black-box
+sets the best of them by validation explains 0.71 of the test variance on average at ~32
+nodes, where the 2-term sums explain 0.54 (BUILD_NOTES, "Long sums"). They need more than
+the model's 64 tokens, so they never enter a round's pool: once per trial, the best of them
+by the paper's score on the validation fold, r2_val - alpha * complexity, is compared with
+the rounds' answer by the same score (`pays`), and becomes the answer only when its extra
+validation R2 pays for its extra nodes at the paper's rate. Where a short law fits (R2 ~ 1
+at complexity ~10) no 30-node sum can pay for itself, so ground-truth answers stay.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lee_jax import complexity
+from lee_jax import evaluate
+from lee_jax import expr as E
+from lee_jax import polynomial
+from lee_jax import pool as pool_lib
+from lee_jax import score
+from lee_jax import separable
+
+ROWS = 1000  # training rows the subset searches see (the R2s use all of them)
+# sin, cos, tan only of columns spanning at most one period: on wider ones they are
+# high-frequency features that fit noise.
+PERIODIC_SPAN = 2 * np.pi
+ROWS_PER_CONSTANT = 10  # fewer training rows per fitted constant: the sum overfits
+SIMPLIFIED = 4  # sums, best by node count, whose SymPy complexity is counted
+DENSE_PROBES = 4  # pole check on this many times cfg.probe_points (as a round's answer)
+
+
+def sums(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None, max_terms: int) -> list[E.Node]:
+  """The separable and the polynomial seeds' best 1..max_terms-term sums (with and without
+  an intercept), each with its least-squares constants."""
+  return (separable.separable_fits(X, y, weights, max_terms=max_terms,
+                                   periodic_span=PERIODIC_SPAN)
+          + polynomial.sparse_fits(X, y, weights, max_terms=max_terms))
+
+
+def candidate(node: E.Node, r2_train: float, r2_val: float, c: int, alpha: float) -> pool_lib.Candidate:
+  """A pool record for a sum (its ids unpadded: it is never encoded)."""
+  ids = E.to_ids(node)
+  consts = np.ones(len(ids), np.float64)
+  consts[score.const_positions(ids)] = E.constants(node)
+  return pool_lib.Candidate(node, ids, consts, r2_train, r2_val, c,
+                            score.search_score(r2_train, c, alpha), "long")
+
+
+def val_score(c: pool_lib.Candidate, alpha: float) -> float:
+  """The paper's score on the validation fold: clip(r2_val, -1, 1) - alpha * complexity."""
+  return score.search_score(c.r2_val, c.complexity, alpha)
+
+
+def pays(long: pool_lib.Candidate | None, answer: pool_lib.Candidate | None, alpha: float) -> bool:
+  """Whether the long sum replaces the rounds' answer: a better validation score."""
+  if long is None:
+    return False
+  return answer is None or val_score(long, alpha) > val_score(answer, alpha)
+
+
+def best_sum(data, max_terms: int, alpha: float, probe_points: int, seed: int,
+             helpers: int = 0) -> pool_lib.Candidate | None:
+  """The sum of at most max_terms terms with the best validation score on data (a
+  search.SearchData), or None when the data are too few or no sum is valid and bounded.
+
+  Sums are fitted on the first ROWS training rows, scored on all of them and on the
+  validation rows; a sum needs ROWS_PER_CONSTANT training rows per constant. The SIMPLIFIED
+  best by r2_val - alpha * node count get their SymPy complexity (simplification only
+  shortens, so that ranks by a lower bound of the score), and the best of those that stays
+  bounded on probe points between the rows (score.bounded; probe_points 0 skips it)."""
+  X, y = np.asarray(data.X_train, np.float64), np.asarray(data.y_train, np.float64)
+  w = None if data.w_train is None else np.asarray(data.w_train, np.float64)[:ROWS]
+  rows = []
+  for node in sums(X[:ROWS], y[:ROWS], w, max_terms):
+    if ROWS_PER_CONSTANT * len(E.constants(node)) > len(y):
+      continue
+    with np.errstate(all="ignore"):
+      rt = score.r2(y, evaluate.evaluate_numpy(node, X), data.w_train)
+      rv = score.r2(data.y_val, evaluate.evaluate_numpy(node, data.X_val), data.w_val)
+    if np.isfinite(rt) and np.isfinite(rv):
+      rows.append((float(np.clip(rv, -1, 1)) - alpha * len(node), node, rt, rv))
+  rows.sort(key=lambda r: -r[0])
+  rows = rows[:SIMPLIFIED]
+  if not rows:
+    return None
+  counts = complexity.complexities([r[1] for r in rows], helpers)
+  found = sorted((candidate(node, rt, rv, c, alpha) for (_, node, rt, rv), c in zip(rows, counts)),
+                 key=lambda c: -val_score(c, alpha))
+  probe = (score.probe_points(X, DENSE_PROBES * probe_points, np.random.default_rng([seed, 7]))
+           if probe_points else None)
+  for c in found:
+    if probe is None or score.bounded(c.node, probe, X[:ROWS], y[:ROWS]):
+      return c
+  return None
+
