@@ -7,10 +7,12 @@ their ratios) or of the polynomial seeds' monomials explain far more: on the 72 
 sets the best of them by validation explains 0.71 of the test variance on average at ~32
 nodes, where the 2-term sums explain 0.54 (BUILD_NOTES, "Long sums"). They need more than
 the model's 64 tokens, so they never enter a round's pool: once per trial, the best of them
-by the paper's score on the validation fold, r2_val - alpha * complexity, is compared with
-the rounds' answer by the same score (`pays`), and becomes the answer only when its extra
-validation R2 pays for its extra nodes at the paper's rate. Where a short law fits (R2 ~ 1
-at complexity ~10) no 30-node sum can pay for itself, so ground-truth answers stay.
+by the paper's score on the validation fold, r2_val - alpha * complexity, becomes the answer
+only when it beats the rounds' answer on validation R2 (how rounds pick theirs) and its
+extra validation R2 pays for its extra nodes at the paper's rate (`pays`). Where a short law
+fits (R2 ~ 1 at complexity ~10) no 30-node sum can pay for itself, and no shorter
+approximation replaces an exact law (by the score alone a 3-node 0.986 would replace the
+13-node exact relativistic mass of Feynman I.10.7).
 """
 
 from __future__ import annotations
@@ -31,7 +33,6 @@ ROWS = 1000  # training rows the subset searches see (the R2s use all of them)
 PERIODIC_SPAN = 2 * np.pi
 ROWS_PER_CONSTANT = 10  # fewer training rows per fitted constant: the sum overfits
 SIMPLIFIED = 4  # sums, best by node count, whose SymPy complexity is counted
-DENSE_PROBES = 4  # pole check on this many times cfg.probe_points (as a round's answer)
 
 
 def sums(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None, max_terms: int) -> list[E.Node]:
@@ -57,14 +58,16 @@ def val_score(c: pool_lib.Candidate, alpha: float) -> float:
 
 
 def pays(long: pool_lib.Candidate | None, answer: pool_lib.Candidate | None, alpha: float) -> bool:
-  """Whether the long sum replaces the rounds' answer: a better validation score."""
+  """Whether the long sum replaces the rounds' answer: a higher validation R2 and a better
+  validation score (any objects with r2_val and complexity)."""
   if long is None:
     return False
-  return answer is None or val_score(long, alpha) > val_score(answer, alpha)
+  return answer is None or (long.r2_val > answer.r2_val
+                            and val_score(long, alpha) > val_score(answer, alpha))
 
 
-def best_sum(data, max_terms: int, alpha: float, probe_points: int, seed: int,
-             helpers: int = 0) -> pool_lib.Candidate | None:
+def best_sum(data, max_terms: int, alpha: float, probe_points: int,
+             seed: int) -> pool_lib.Candidate | None:
   """The sum of at most max_terms terms with the best validation score on data (a
   search.SearchData), or None when the data are too few or no sum is valid and bounded.
 
@@ -88,10 +91,10 @@ def best_sum(data, max_terms: int, alpha: float, probe_points: int, seed: int,
   rows = rows[:SIMPLIFIED]
   if not rows:
     return None
-  counts = complexity.complexities([r[1] for r in rows], helpers)
+  counts = complexity.complexities([r[1] for r in rows])
   found = sorted((candidate(node, rt, rv, c, alpha) for (_, node, rt, rv), c in zip(rows, counts)),
                  key=lambda c: -val_score(c, alpha))
-  probe = (score.probe_points(X, DENSE_PROBES * probe_points, np.random.default_rng([seed, 7]))
+  probe = (score.probe_points(X, score.DENSE_PROBES * probe_points, np.random.default_rng([seed, 7]))
            if probe_points else None)
   for c in found:
     if probe is None or score.bounded(c.node, probe, X[:ROWS], y[:ROWS]):

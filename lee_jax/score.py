@@ -24,6 +24,7 @@ ROW_BUCKET = 512  # rows are padded to a multiple of this
 # span at those rows by more than this many spans has a pole (or a blow-up) inside the
 # data; see `bounded`.
 POLE_FACTOR = 20.0
+DENSE_PROBES = 4  # an answer's final pole check uses this many times cfg.probe_points
 # Probe segments join a row to one of this many nearest rows (`probe_points`).
 PROBE_NEIGHBOURS = 16
 

@@ -88,7 +88,6 @@ class RoundResult:
   timed_out: bool = False  # stopped at the trial's time limit before its iterations ran out
 
 
-DENSE_PROBES = 4  # the final pole check uses this many times cfg.probe_points
 
 
 class _Timer:
@@ -530,7 +529,7 @@ class Round:
       # A second, denser look before a formula becomes the answer: a pole along a curve
       # (x = sin y) can slip between one draw of probe points, and one such winner costs
       # a test R2 of -3e3 (BUILD_NOTES "Winners with poles"). Baselines are always bounded.
-      dense = score.probe_points(self.data.X_train, DENSE_PROBES * self.cfg.probe_points,
+      dense = score.probe_points(self.data.X_train, score.DENSE_PROBES * self.cfg.probe_points,
                                  np.random.default_rng([self.seed, 3]))
       safe = lambda c: c.origin == "baseline" or score.bounded(c.node, dense, *self.fit_rows)
       final = [c for c in final if safe(c)]

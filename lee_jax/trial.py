@@ -256,11 +256,11 @@ def report(result: TrialResult, X_test: np.ndarray, y_test: np.ndarray, data: se
         "origin": w.origin,
     })
   if result.long_sum is not None:  # answer or not: what the rounds' answer was measured against
-    out["long_sum"] = _summary(result.long_sum, X_test, y_test, data, names, w_test)
+    out["long_sum"] = candidate_summary(result.long_sum, X_test, y_test, names, w_test)
     if result.winner is result.long_sum:
       rounds_best = pool_lib.best_by_val([r.winner for r in result.rounds if r.winner is not None])
       if rounds_best is not None:  # the answer without the long sum
-        out["rounds_answer"] = _summary(rounds_best, X_test, y_test, data, names, w_test)
+        out["rounds_answer"] = candidate_summary(rounds_best, X_test, y_test, names, w_test)
   out["rounds"] = [{
       "round": r.round_index, "seed": r.seed, "candidates": r.candidates,
       "r2_val": r.winner.r2_val if r.winner else None,
@@ -275,11 +275,11 @@ def report(result: TrialResult, X_test: np.ndarray, y_test: np.ndarray, data: se
   return json_safe(out)
 
 
-def _summary(c: pool_lib.Candidate, X_test, y_test, data: search.SearchData, names,
-             w_test) -> dict:
-  """A candidate's expression, complexity and validation and test R2."""
+def candidate_summary(c: pool_lib.Candidate, X_test, y_test, names, w_test=None) -> dict:
+  """A candidate's expression (over formula names), complexity, validation and test R2."""
   return {"expression": str(sympy_of(c.node, names)), "complexity": c.complexity,
-          "r2_val": c.r2_val, "r2_test": score.r2(y_test, predict(c.node, X_test), w_test)}
+          "r2_val": c.r2_val, "r2_test": score.r2(y_test, predict(c.node, X_test), w_test),
+          "origin": c.origin}
 
 
 def json_safe(x):

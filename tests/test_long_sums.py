@@ -70,6 +70,10 @@ def test_a_long_sum_answers_only_when_its_validation_r2_pays_for_its_nodes():
   assert long_sums.pays(_cand(0.1, 40), None, 0.002)  # no answer at all
   # R2 below -1 counts as -1, as in the search's score
   assert not long_sums.pays(_cand(-5.0, 30), _cand(-50.0, 1), 0.002)
+  # A shorter sum that the score alone would prefer never replaces a more accurate answer
+  # (Feynman I.10.7: 0.986 at 3 nodes against the exact law at 13).
+  assert not long_sums.pays(_cand(0.986, 3), _cand(1.0, 13), 0.002)
+  assert long_sums.pays(_cand(0.99, 3), _cand(0.98, 13), 0.002)
 
 
 @pytest.fixture(scope="module")

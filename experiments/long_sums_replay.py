@@ -1,0 +1,116 @@
+"""What the long sums change in a finished sweep, without running its search again.
+
+    python experiments/long_sums_replay.py RESULTS.jsonl [--long_terms=6] [--out=REPLAYED.jsonl]
+
+A trial's long sum (lee_jax/long_sums.py) depends on the cell's data alone, and the rounds
+do not see it. For a cell of a sweep run without long sums (--long_terms=0, or before they
+existed) this rebuilds the cell's split (dataset, noise, trial seed as srbench.py) and finds
+the long sum; a cell run with them already records it (and, where it answered, the rounds'
+answer). Either way the trial's rule (`long_sums.pays`, as it is now) then decides between
+the rounds' answer and the long sum from their validation R2 and complexity. Prints the mean,
+median and clipped test R2 and complexity before and after, and each cell whose answer
+changes. --out writes the cells with the replayed answer (`compare_runs.py` reads them).
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import types
+
+import numpy as np
+from absl import flags
+
+from lee_jax import cli
+from lee_jax import configs
+from lee_jax import datasets
+from lee_jax import expr as E
+from lee_jax import long_sums
+from lee_jax import search
+from lee_jax import trial
+
+import compare_runs  # experiments/ is on sys.path when this runs as a script
+
+FLAGS = flags.FLAGS
+
+
+def _define_flags() -> None:  # here, not at import: the tests import this beside lee_jax.infer
+  flags.DEFINE_integer("long_terms", configs.PRESETS["fast"].long_terms,
+                       "Terms of the long sums (the presets' value by default).")
+  flags.DEFINE_string("out", None, "Write the replayed cells here (JSONL; not over an existing "
+                      "file).")
+
+
+def replay(cell: dict, long_terms: int) -> dict:
+  """The cell's record with the answer the long sums rule gives now ("long_sum" holds the
+  sum, "rounds_answer" the rounds' answer where the sum answers)."""
+  alpha = cell["search"].get("alpha", configs.SearchConfig.alpha)
+  rounds = cell.get("rounds_answer") or (cell if cell.get("found") else None)
+  rounds = None if rounds is None else {k: rounds.get(k, "rounds") if k == "origin" else rounds[k]
+                                        for k in ANSWER}
+  long = cell.get("long_sum") or _long_sum(cell, long_terms, alpha)
+  out = {k: v for k, v in cell.items() if k != "rounds_answer"}
+  if rounds is not None:
+    out.update(rounds)
+  if long is None:
+    return out
+  out["long_sum"] = long
+  as_cand = lambda r: None if r is None else types.SimpleNamespace(r2_val=r["r2_val"],
+                                                                   complexity=r["complexity"])
+  if long_sums.pays(as_cand(long), as_cand(rounds), alpha):
+    out.update({k: long.get(k) for k in ANSWER}, found=True, origin="long", rounds_answer=rounds)
+  if _answer(out) != _answer(cell):
+    out.pop("r2_train", None)  # the recorded one is the other answer's
+  return out
+
+
+ANSWER = ("expression", "complexity", "r2_val", "r2_test", "origin")
+
+
+def _answer(cell: dict) -> tuple:
+  """What identifies a cell's answer (SymPy may print one formula two ways)."""
+  return cell.get("r2_test"), cell.get("r2_val"), cell.get("complexity")
+
+
+def _long_sum(cell: dict, long_terms: int, alpha: float) -> dict | None:
+  """The long sum of the cell's data, as the sweep would record it (None if there is none)."""
+  probe_points = cell["search"].get("probe_points", configs.SearchConfig.probe_points)
+  ds = datasets.load_dataset(cell["dataset"])
+  p = datasets.split(ds.X, ds.y, seed=cell["seed"], noise=cell["noise"])
+  long = long_sums.best_sum(search.SearchData.from_split(p), long_terms, alpha, probe_points,
+                            cell["seed"])
+  return None if long is None else trial.candidate_summary(
+      long, p.X_test, p.y_test, E.formula_names(ds.feature_names))
+
+
+def _stats(cells: list[dict]) -> str:
+  r2 = np.array([c["r2_test"] if c.get("r2_test") is not None else 0.0 for c in cells])
+  cx = [c["complexity"] for c in cells if c.get("complexity") is not None]
+  return (f"mean {r2.mean():.3f}, median {np.median(r2):.3f}, clipped "
+          f"{np.clip(r2, 0, 1).mean():.3f}, complexity {np.mean(cx):.1f}")
+
+
+def main(argv):
+  if len(argv) != 2:
+    raise ValueError("usage: long_sums_replay.py RESULTS.jsonl [--long_terms=T] [--out=FILE]")
+  out_path = pathlib.Path(FLAGS.out) if FLAGS.out else None
+  if out_path is not None and out_path.exists():
+    raise ValueError(f"{out_path} exists; name a new file")
+  cells = list(compare_runs.read_cells(argv[1]).values())
+  replayed = [replay(c, FLAGS.long_terms) for c in cells]
+  print(f"{len(cells)} cells, long sums of up to {FLAGS.long_terms} terms")
+  print(f"  recorded: {_stats(cells)}")
+  print(f"  replayed: {_stats(replayed)}")
+  for before, after in zip(cells, replayed):
+    if _answer(after) != _answer(before):
+      print(f"  {after['dataset']}: {before['r2_test']:.3f} (C {before['complexity']}, "
+            f"{before.get('origin')}) -> {after['r2_test']:.3f} (C {after['complexity']}, "
+            f"{after['origin']})")
+  if out_path is not None:
+    out_path.write_text("".join(json.dumps(trial.json_safe(c)) + "\n" for c in replayed))
+    print(f"written to {out_path}")
+
+
+if __name__ == "__main__":
+  _define_flags()
+  cli.run(main, ValueError, FileNotFoundError, positional=1)
