@@ -8,8 +8,8 @@ existed) this rebuilds the cell's split (dataset, noise, trial seed as srbench.p
 the long sum; a cell run with them already records it (and, where it answered, the rounds'
 answer). Either way the trial's rule (`long_sums.pays`, as it is now) then decides between
 the rounds' answer and the long sum from their validation R2 and complexity. Prints the mean,
-median and clipped test R2 and complexity before and after, and each cell whose answer
-changes. --out writes the cells with the replayed answer (`compare_runs.py` reads them).
+median and clipped test R2 and complexity as recorded, as replayed and of the rounds' answers
+alone (no long sum anywhere), and each cell whose answer changes. --out writes the cells with the replayed answer (`compare_runs.py` reads them).
 """
 
 from __future__ import annotations
@@ -83,6 +83,11 @@ def _long_sum(cell: dict, long_terms: int, alpha: float) -> dict | None:
       long, p.X_test, p.y_test, E.formula_names(ds.feature_names))
 
 
+def _clipped(cell: dict) -> float:
+  r2 = cell.get("r2_test")
+  return 0.0 if r2 is None else float(np.clip(r2, 0, 1))
+
+
 def _stats(cells: list[dict]) -> str:
   r2 = np.array([c["r2_test"] if c.get("r2_test") is not None else 0.0 for c in cells])
   cx = [c["complexity"] for c in cells if c.get("complexity") is not None]
@@ -101,6 +106,11 @@ def main(argv):
   print(f"{len(cells)} cells, long sums of up to {FLAGS.long_terms} terms")
   print(f"  recorded: {_stats(cells)}")
   print(f"  replayed: {_stats(replayed)}")
+  alone = [c.get("rounds_answer") or c for c in replayed]  # no long sum anywhere
+  better = sum(_clipped(c) > _clipped(a) + 1e-3 for c, a in zip(replayed, alone))
+  worse = sum(_clipped(c) < _clipped(a) - 1e-3 for c, a in zip(replayed, alone))
+  print(f"  rounds alone: {_stats(alone)}; the long sums answer {sum(c.get('origin') == 'long' for c in replayed)}"
+        f" cells, {better} better, {worse} worse (clipped test R2, by > 0.001)")
   for before, after in zip(cells, replayed):
     if _answer(after) != _answer(before):
       print(f"  {after['dataset']}: {before['r2_test']:.3f} (C {before['complexity']}, "

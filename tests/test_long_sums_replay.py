@@ -20,7 +20,8 @@ def test_the_long_sum_answers_only_where_it_pays():
   # 2dplanes: no short law; a recorded 0.5 at complexity 5 is beaten
   weak = long_sums_replay.replay(_cell("215_2dplanes", 0.5, 5, 0.5), 6)
   assert weak["origin"] == "long" and weak["r2_test"] > 0.8 and weak["complexity"] > 5
-  assert weak["rounds_answer"] == {"expression": "x", "complexity": 5, "r2_val": 0.5, "r2_test": 0.5}
+  assert weak["rounds_answer"] == {"expression": "x", "complexity": 5, "r2_val": 0.5, "r2_test": 0.5,
+                                  "origin": "poly"}
   # shear flow's exact law at complexity 6 stays; the sum it was measured against is kept
   exact = long_sums_replay.replay(_cell("strogatz_shearflow1", 1.0, 6, 1.0), 6)
   assert exact["origin"] == "poly" and "rounds_answer" not in exact and exact["long_sum"]["r2_val"] <= 1
@@ -35,7 +36,7 @@ def test_cli_prints_both_and_writes_the_replayed_cells(tmp_path):
                                capture_output=True, text=True, cwd=REPO, timeout=300)
   r = run()
   assert r.returncode == 0, r.stderr
-  assert "recorded: mean 0.200" in r.stdout and "strogatz_shearflow1: 0.200 (C 3) ->" in r.stdout
+  assert "recorded: mean 0.200" in r.stdout and "strogatz_shearflow1: 0.200 (C 3, poly) ->" in r.stdout
   assert json.loads(out.read_text())["origin"] == "long"
   again = run()  # an existing --out is never replaced
   assert again.returncode != 0 and "exists" in again.stderr and again.stderr.count("\n") == 1
