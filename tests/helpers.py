@@ -13,7 +13,8 @@ TINY = configs.get_model_config("tiny", dtype="float32")
 # A search small enough for CPU tests that still runs every code path.
 SMALL_SEARCH = configs.get_search_config(
     "fast", rounds=1, iterations=10, n_init=8, parents=5, refresh_every=1, decode_period=5,
-    fit_rows=200, score_rows=200, lbfgs_first=30, lbfgs_last=30, cmaes_popsize=8)
+    fit_rows=200, score_rows=200, lbfgs_first=30, lbfgs_last=30, cmaes_popsize=8,
+    long_terms=0)  # the long sums have their own tests (test_long_sums.py); CI time
 
 
 def tiny_model(seed: int = 0) -> model_lib.LEE:

@@ -84,7 +84,7 @@ def tiny_engine():
 def test_the_trial_answers_with_the_long_sum_and_lists_it(tiny_engine):
   X, y = _five_terms()
   data = _data(X, y)
-  cfg = dataclasses.replace(helpers.SMALL_SEARCH, iterations=5)
+  cfg = dataclasses.replace(helpers.SMALL_SEARCH, iterations=5, long_terms=6)
   res = trial.run_trial(tiny_engine, data, cfg, "iterative", seed=0)
   assert res.winner is res.long_sum and res.winner_round is None
   assert res.winner.r2_val > max(r.winner.r2_val for r in res.rounds)
