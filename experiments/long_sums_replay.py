@@ -9,7 +9,8 @@ the long sum; a cell run with them already records it (and, where it answered, t
 answer). Either way the trial's rule (`long_sums.pays`, as it is now) then decides between
 the rounds' answer and the long sum from their validation R2 and complexity. Prints the mean,
 median and clipped test R2 and complexity as recorded, as replayed and of the rounds' answers
-alone (no long sum anywhere), and each cell whose answer changes. --out writes the cells with the replayed answer (`compare_runs.py` reads them).
+alone (no long sum anywhere; `compare_runs.compare`), and each cell whose answer changes.
+--out writes the cells with the replayed answer (`compare_runs.py` reads them).
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import json
 import pathlib
 import types
 
-import numpy as np
 from absl import flags
 
 from lee_jax import cli
@@ -83,16 +83,10 @@ def _long_sum(cell: dict, long_terms: int, alpha: float) -> dict | None:
       long, p.X_test, p.y_test, E.formula_names(ds.feature_names))
 
 
-def _clipped(cell: dict) -> float:
-  r2 = cell.get("r2_test")
-  return 0.0 if r2 is None else float(np.clip(r2, 0, 1))
-
-
-def _stats(cells: list[dict]) -> str:
-  r2 = np.array([c["r2_test"] if c.get("r2_test") is not None else 0.0 for c in cells])
-  cx = [c["complexity"] for c in cells if c.get("complexity") is not None]
-  return (f"mean {r2.mean():.3f}, median {np.median(r2):.3f}, clipped "
-          f"{np.clip(r2, 0, 1).mean():.3f}, complexity {np.mean(cx):.1f}")
+def _stats(side: dict) -> str:
+  """One side of `compare_runs.compare`."""
+  return (f"mean {side['mean']:.3f}, median {side['median']:.3f}, clipped "
+          f"{side['clipped']:.3f}, complexity {side['complexity']:.1f}")
 
 
 def main(argv):
@@ -101,23 +95,24 @@ def main(argv):
   out_path = pathlib.Path(FLAGS.out) if FLAGS.out else None
   if out_path is not None and out_path.exists():
     raise ValueError(f"{out_path} exists; name a new file")
-  cells = list(compare_runs.read_cells(argv[1]).values())
-  replayed = [replay(c, FLAGS.long_terms) for c in cells]
-  print(f"{len(cells)} cells, long sums of up to {FLAGS.long_terms} terms")
-  print(f"  recorded: {_stats(cells)}")
-  print(f"  replayed: {_stats(replayed)}")
-  alone = [c.get("rounds_answer") or c for c in replayed]  # no long sum anywhere
-  better = sum(_clipped(c) > _clipped(a) + 1e-3 for c, a in zip(replayed, alone))
-  worse = sum(_clipped(c) < _clipped(a) - 1e-3 for c, a in zip(replayed, alone))
-  print(f"  rounds alone: {_stats(alone)}; the long sums answer {sum(c.get('origin') == 'long' for c in replayed)}"
-        f" cells, {better} better, {worse} worse (clipped test R2, by > 0.001)")
-  for before, after in zip(cells, replayed):
+  recorded = compare_runs.read_cells(argv[1])
+  replayed = {k: replay(c, FLAGS.long_terms) for k, c in recorded.items()}
+  alone = {k: c.get("rounds_answer") or c for k, c in replayed.items()}  # no long sum anywhere
+  now, gain = compare_runs.compare(recorded, replayed), compare_runs.compare(alone, replayed)
+  print(f"{len(recorded)} cells, long sums of up to {FLAGS.long_terms} terms")
+  print(f"  recorded: {_stats(now['before'])}")
+  print(f"  replayed: {_stats(now['after'])}")
+  answered = sum(c.get("origin") == "long" for c in replayed.values())
+  print(f"  rounds alone: {_stats(gain['before'])}; the long sums answer {answered} cells, "
+        f"{gain['better']} better, {gain['worse']} worse (clipped test R2, by > 0.001)")
+  for key, before in recorded.items():
+    after = replayed[key]
     if _answer(after) != _answer(before):
       print(f"  {after['dataset']}: {before['r2_test']:.3f} (C {before['complexity']}, "
             f"{before.get('origin')}) -> {after['r2_test']:.3f} (C {after['complexity']}, "
             f"{after['origin']})")
   if out_path is not None:
-    out_path.write_text("".join(json.dumps(trial.json_safe(c)) + "\n" for c in replayed))
+    out_path.write_text("".join(json.dumps(trial.json_safe(c)) + "\n" for c in replayed.values()))
     print(f"written to {out_path}")
 
 

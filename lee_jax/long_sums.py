@@ -45,10 +45,7 @@ def sums(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None, max_terms: in
 
 def candidate(node: E.Node, r2_train: float, r2_val: float, c: int, alpha: float) -> pool_lib.Candidate:
   """A pool record for a sum (its ids unpadded: it is never encoded)."""
-  ids = E.to_ids(node)
-  consts = np.ones(len(ids), np.float64)
-  consts[score.const_positions(ids)] = E.constants(node)
-  return pool_lib.Candidate(node, ids, consts, r2_train, r2_val, c,
+  return pool_lib.Candidate(node, *score.ids_and_consts(node, None), r2_train, r2_val, c,
                             score.search_score(r2_train, c, alpha), "long")
 
 

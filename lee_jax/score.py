@@ -120,14 +120,15 @@ def const_positions(ids: np.ndarray) -> list[int]:
   return out
 
 
-def ids_and_consts(node: E.Node, max_len: int) -> tuple[np.ndarray, np.ndarray]:
-  """A fitted tree -> (ids [L], consts [L]) for the JAX evaluator at full constant precision.
+def ids_and_consts(node: E.Node, max_len: int | None) -> tuple[np.ndarray, np.ndarray]:
+  """A fitted tree -> (ids [L], consts [L]) for the JAX evaluator at full constant precision
+  (L = max_len, or the tree's own length with None).
 
   The ids carry each constant rounded to its 9 tokens; consts holds the exact fitted value at
   the position where that constant starts.
   """
   ids = E.to_ids(node, max_len)
-  consts = np.ones(max_len, np.float64)
+  consts = np.ones(len(ids), np.float64)
   consts[const_positions(ids)] = E.constants(node)
   return ids, consts
 

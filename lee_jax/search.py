@@ -88,8 +88,6 @@ class RoundResult:
   timed_out: bool = False  # stopped at the trial's time limit before its iterations ran out
 
 
-
-
 class _Timer:
   def __init__(self):
     self.seconds: dict[str, float] = collections.defaultdict(float)

@@ -150,13 +150,18 @@ def run_trial(engine: engine_lib.Engine, data: search.SearchData, cfg: configs.S
       shutdown_workers(wait=False)
       raise
     results.sort(key=lambda r: r.round_index)
-  best = pool_lib.best_by_val([r.winner for r in results if r.winner is not None])
+  best = rounds_answer(results)
   winner_round = next((r.round_index for r in results if r.winner is best), None) if best else None
   if long_sums.pays(long, best, cfg.alpha):
     best, winner_round = long, None
   return TrialResult(best, winner_round, results, time.perf_counter() - t0,
                      timed_out=any(r.timed_out for r in results) or len(results) < cfg.rounds,
                      long_sum=long, timings=timings)
+
+
+def rounds_answer(rounds: list[search.RoundResult]) -> pool_lib.Candidate | None:
+  """The best round winner by validation R2: the trial's answer without a long sum."""
+  return pool_lib.best_by_val([r.winner for r in rounds if r.winner is not None])
 
 
 def _long_sum(data: search.SearchData, cfg: configs.SearchConfig, seed: int,
@@ -256,11 +261,13 @@ def report(result: TrialResult, X_test: np.ndarray, y_test: np.ndarray, data: se
         "origin": w.origin,
     })
   if result.long_sum is not None:  # answer or not: what the rounds' answer was measured against
-    out["long_sum"] = candidate_summary(result.long_sum, X_test, y_test, names, w_test)
-    if result.winner is result.long_sum:
-      rounds_best = pool_lib.best_by_val([r.winner for r in result.rounds if r.winner is not None])
+    if result.winner is result.long_sum:  # its summary is the answer's (one SymPy pass)
+      out["long_sum"] = {k: out[k] for k in ("expression", "complexity", "r2_val", "r2_test", "origin")}
+      rounds_best = rounds_answer(result.rounds)
       if rounds_best is not None:  # the answer without the long sum
         out["rounds_answer"] = candidate_summary(rounds_best, X_test, y_test, names, w_test)
+    else:
+      out["long_sum"] = candidate_summary(result.long_sum, X_test, y_test, names, w_test)
   out["rounds"] = [{
       "round": r.round_index, "seed": r.seed, "candidates": r.candidates,
       "r2_val": r.winner.r2_val if r.winner else None,
