@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import json
 import pathlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import grain
 import jax
-import orbax.checkpoint as ocp
+
+# orbax and grain are imported where they are used: together ~1 s that the search's CLIs,
+# which read only meta.json or shipped weights, would pay before their first line.
+if TYPE_CHECKING:
+  import orbax.checkpoint as ocp
 
 
 class CheckpointError(ValueError):
@@ -29,6 +32,7 @@ def phase_dir(workdir: str | pathlib.Path, phase: int) -> pathlib.Path:
 
 
 def open_manager(directory: str | pathlib.Path, save_every: int, keep: int = 3) -> ocp.CheckpointManager:
+  import orbax.checkpoint as ocp
   return ocp.CheckpointManager(
       pathlib.Path(directory).absolute(),
       options=ocp.CheckpointManagerOptions(save_interval_steps=save_every, max_to_keep=keep,
@@ -38,6 +42,8 @@ def open_manager(directory: str | pathlib.Path, save_every: int, keep: int = 3) 
 def save(mngr: ocp.CheckpointManager, step: int, params, opt_state, data_iter, meta: dict,
          force: bool = False) -> bool:
   """Save the whole training state at `step` (if the interval says so, or force)."""
+  import grain
+  import orbax.checkpoint as ocp
   return mngr.save(step, force=force, args=ocp.args.Composite(
       params=ocp.args.StandardSave(params),
       opt=ocp.args.StandardSave(opt_state),
@@ -57,6 +63,7 @@ def _step_path(mngr: ocp.CheckpointManager, step: int) -> pathlib.Path:
 
 
 def read_meta(mngr: ocp.CheckpointManager, step: int) -> dict:
+  import orbax.checkpoint as ocp
   path = _step_path(mngr, step)
   try:
     return dict(mngr.restore(step, args=ocp.args.Composite(meta=ocp.args.JsonRestore())).meta)
@@ -67,6 +74,8 @@ def read_meta(mngr: ocp.CheckpointManager, step: int) -> dict:
 def restore(mngr: ocp.CheckpointManager, step: int, abstract_params, abstract_opt, data_iter,
             expected_meta: dict) -> tuple[Any, Any, dict]:
   """Restore (params, opt_state, meta) at `step` into the given shapes; data_iter in place."""
+  import grain
+  import orbax.checkpoint as ocp
   path = _step_path(mngr, step)
   meta = read_meta(mngr, step)
   _check_meta(meta, expected_meta, path)
@@ -82,6 +91,7 @@ def restore(mngr: ocp.CheckpointManager, step: int, abstract_params, abstract_op
 
 def restore_params_only(directory: pathlib.Path, abstract_params, expected_meta: dict):
   """The params of the latest step in `directory` (phase hand-off: no optimizer, no data)."""
+  import orbax.checkpoint as ocp
   if not directory.is_dir():
     raise CheckpointError(f"no checkpoint directory {directory}")
   with ocp.CheckpointManager(directory) as mngr:
@@ -98,6 +108,7 @@ def restore_params_only(directory: pathlib.Path, abstract_params, expected_meta:
 
 def export_params(directory: str | pathlib.Path, params, meta: dict) -> pathlib.Path:
   """Inference-only params (no optimizer state) plus meta.json beside them."""
+  import orbax.checkpoint as ocp
   directory = pathlib.Path(directory).absolute()
   directory.mkdir(parents=True, exist_ok=True)
   with ocp.StandardCheckpointer() as ckptr:
@@ -109,6 +120,7 @@ def export_params(directory: str | pathlib.Path, params, meta: dict) -> pathlib.
 
 def load_params(directory: str | pathlib.Path, abstract_params, expected_meta: dict):
   """Params written by export_params, checked against expected_meta."""
+  import orbax.checkpoint as ocp
   directory = pathlib.Path(directory).absolute()
   meta_file = directory / "meta.json"
   try:

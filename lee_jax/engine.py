@@ -156,12 +156,7 @@ def to_bundle(model: model_lib.LEE) -> dict[str, Any]:
 
 
 def from_bundle(bundle: dict[str, Any]) -> model_lib.LEE:
-  cfg = configs.ModelConfig(**bundle["config"])
-  model = model_lib.LEE(cfg, rngs=nnx.Rngs(0))
-  state = nnx.state(model, nnx.Param)
-  nnx.replace_by_pure_dict(state, bundle["params"])
-  nnx.update(model, state)
-  return model
+  return model_lib.with_params(configs.ModelConfig(**bundle["config"]), bundle["params"])
 
 
 def untrained(name: str) -> tuple[Engine, dict]:

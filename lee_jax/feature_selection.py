@@ -10,7 +10,6 @@ column that carries no information adds only distance noise, so it is chosen las
 from __future__ import annotations
 
 import numpy as np
-import scipy.stats
 
 NEIGHBOURS = 10
 MAX_ROWS = 1000  # leave-one-out on n rows costs n^2 per candidate column
@@ -20,6 +19,8 @@ def _ranks(v: np.ndarray) -> np.ndarray:
   """Column values -> ranks scaled to [0, 1]: scale-free and robust to outliers. Ties share
   their average rank, so a constant column carries no distance (plain argsort ranks would
   turn it into the row order, which is informative whenever the rows are sorted)."""
+  import scipy.stats  # deferred: ~1 s of import for every CLI that never selects columns
+
   return (scipy.stats.rankdata(v, method="average") - 1) / max(len(v) - 1, 1)
 
 

@@ -109,7 +109,6 @@ def export(model, directory: str | pathlib.Path, name: str, dtype: str = "float3
 def load(directory: str | pathlib.Path):
   """The LEE model stored in `directory`, after checking every file's checksum."""
   import ml_dtypes
-  from flax import nnx
 
   from lee_jax import checkpoints
   from lee_jax import model as model_lib
@@ -133,14 +132,11 @@ def load(directory: str | pathlib.Path):
       flat.update({k: z[k] for k in z.files})
   if dtype == "bfloat16":
     flat = {k: v.view(ml_dtypes.bfloat16).astype(np.float32) for k, v in flat.items()}
-  model = model_lib.LEE(cfg, rngs=nnx.Rngs(0))
-  state = nnx.state(model, nnx.Param)
-  want = _flatten(nnx.to_pure_dict(state))
-  if set(want) != set(flat) or any(want[k].shape != flat[k].shape for k in want):
-    raise CheckpointError(f"{directory} does not hold the parameters its meta.json describes")
-  nnx.replace_by_pure_dict(state, _unflatten(flat))
-  nnx.update(model, state)
-  return model
+  try:
+    return model_lib.with_params(cfg, _unflatten(flat))
+  except ValueError:
+    raise CheckpointError(
+        f"{directory} does not hold the parameters its meta.json describes") from None
 
 
 def search_defaults(checkpoint: str | pathlib.Path | None = None) -> dict:

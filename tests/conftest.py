@@ -5,12 +5,16 @@ import os
 import shutil
 import tempfile
 
-# One compilation cache per test process, deleted at exit: the user's cache is left alone,
-# and the many tests (and the CLI subprocesses they start) that build the same tiny model
-# load its compiled programs instead of compiling them again (CI runs on 2 cores).
-_XLA_CACHE = tempfile.mkdtemp(prefix="lee_jax_test_xla_")
-atexit.register(shutil.rmtree, _XLA_CACHE, ignore_errors=True)
-os.environ["LEE_JAX_COMPILATION_CACHE"] = _XLA_CACHE
+# One compilation cache per test run, deleted at exit: the user's cache is left alone, and
+# the many tests (and the CLI subprocesses they start) that build the same tiny model load
+# its compiled programs instead of compiling them again (CI runs on 2 cores). pytest-xdist's
+# workers inherit the variable from the process that made the folder, so they share it;
+# only that process deletes it.
+_SHARED = "LEE_JAX_TEST_XLA_CACHE"
+if not os.environ.get(_SHARED):
+  os.environ[_SHARED] = tempfile.mkdtemp(prefix="lee_jax_test_xla_")
+  atexit.register(shutil.rmtree, os.environ[_SHARED], ignore_errors=True)
+os.environ["LEE_JAX_COMPILATION_CACHE"] = os.environ[_SHARED]
 
 import jax  # noqa: E402
 
@@ -20,6 +24,9 @@ jax.config.update("jax_numpy_rank_promotion", "raise")
 from lee_jax import compile_cache  # noqa: E402
 
 compile_cache.enable()
+# Every program, however quick to compile: the CLI subprocesses rebuild the same models.
+jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+os.environ["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
 
 from absl import flags  # noqa: E402
 

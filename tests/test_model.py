@@ -213,3 +213,20 @@ def test_trainable_filter_phase4(lee):
   assert set(params.keys()) == {"encoder"}
   assert M.count_params(lee) == sum(
       p.size for p in jax.tree.leaves(nnx.state(lee, M.trainable_filter())))
+
+
+def test_with_params_builds_the_same_model_without_initialising(lee, cfg, batch):
+  params = jax.tree.map(np.asarray, nnx.to_pure_dict(nnx.state(lee, nnx.Param)))
+  built = M.with_params(cfg, params)
+  for a, b in zip(jax.tree.leaves(nnx.state(lee, nnx.Param)), jax.tree.leaves(nnx.state(built, nnx.Param))):
+    assert a.dtype == b.dtype and a.shape == b.shape
+    np.testing.assert_array_equal(a, b)
+  args = (batch["tokens"], batch["x"], batch["y"], batch["point_mask"])
+  np.testing.assert_array_equal(lee.encode(*args)[0], built.encode(*args)[0])
+  missing = jax.tree.map(lambda a: a, params)
+  del missing["encoder"]["final_ln"]
+  wrong = jax.tree.map(lambda a: a, params)
+  wrong["encoder"]["token_embed"] = np.zeros((3, 3), np.float32)
+  for bad, needle in ((missing, "do not fit the model config"), (wrong, r"shape \(3, 3\)")):
+    with pytest.raises(ValueError, match=needle):
+      M.with_params(cfg, bad)
