@@ -1,12 +1,14 @@
 """Peer SR systems behind one interface, for side-by-side runs on identical splits.
 
     fit_peer("gplearn", X_train, y_train, seed) -> (sympy expression over x0..x{k-1}, seconds)
+    fit_peer("operon", X_train, y_train, seed, generations=5)  # a smaller budget
 
 gplearn (0.4) and Operon (pyoperon 0.6) are the pip-installable peers (`pip install
 ".[peers]"`). Both get LEE's relevant operators (add, sub, mul, div, sin, cos): with their
 strict defaults neither has sin/cos and they return rationals or Taylor polynomials on
 Strogatz. Everything else is the package default, one thread, seeded. PySR cannot run
-offline (its Julia backend is downloaded at first use), so it is not here.
+offline (its Julia backend is downloaded at first use), so it is not here. `generations`
+(None: each package's default, gplearn 20, Operon 1000) shortens a run for a quick look.
 """
 
 from __future__ import annotations
@@ -28,22 +30,24 @@ def _gplearn_sympy(program: str, k: int) -> sympy.Expr:
   return sympy.sympify(program, locals=local)
 
 
-def fit_peer(name: str, X: np.ndarray, y: np.ndarray, seed: int) -> tuple[sympy.Expr, float]:
+def fit_peer(name: str, X: np.ndarray, y: np.ndarray, seed: int,
+             generations: int | None = None) -> tuple[sympy.Expr, float]:
   """Fit a peer on (X, y); returns its model as SymPy over x0..x{k-1} and the fit seconds."""
+  budget = {} if generations is None else {"generations": int(generations)}
   k = X.shape[1]
   names = [f"x{i}" for i in range(k)]
   t = time.perf_counter()
   if name == "gplearn":
     from gplearn.genetic import SymbolicRegressor
 
-    est = SymbolicRegressor(function_set=_OPS, random_state=seed, n_jobs=1)
+    est = SymbolicRegressor(function_set=_OPS, random_state=seed, n_jobs=1, **budget)
     est.fit(X, y)
     expr = _gplearn_sympy(str(est._program), k)
   elif name == "operon":
     from pyoperon.sklearn import SymbolicRegressor
 
     est = SymbolicRegressor(allowed_symbols=",".join(_OPS) + ",constant,variable",
-                            random_state=seed, n_threads=1)
+                            random_state=seed, n_threads=1, **budget)
     est.fit(X, y)
     text = est.get_model_string(est.model_, 8, names)
     expr = sympy.sympify(text, locals={n: sympy.Symbol(n, real=True) for n in names})

@@ -37,6 +37,9 @@ FLAGS = flags.FLAGS
 _METHOD = flags.DEFINE_enum("method", "lee", ["lee", *peers.PEERS],
                             "lee, or a peer run on the identical splits (experiments/peers.py).")
 runner.define_search_flags("Explicit dataset names (overrides --group).", sweep=True)
+_PEER_GENERATIONS = flags.DEFINE_integer(
+    "peer_generations", None, "A peer's generations (default: its package's, gplearn 20, "
+    "Operon 1000); recorded, so a folder never mixes budgets.", lower_bound=1)
 _GROUP = flags.DEFINE_list("group", ["strogatz"], "strogatz, feynman, blackbox, or all.")
 _NOISE = flags.DEFINE_list("noise", ["0"], "Target noise levels (ground-truth groups).")
 _TRIALS = flags.DEFINE_integer("trials", 1, "Trials per (dataset, noise).", lower_bound=1)
@@ -88,6 +91,9 @@ def main(argv):
     print(_summary(out_dir / "results.jsonl"))
     return
   noises = noise_levels(_NOISE.value)
+  if _METHOD.value == "lee" and _PEER_GENERATIONS.value is not None:
+    raise ValueError("--peer_generations sets a peer's budget: use it with --method=gplearn or "
+                     "--method=operon")
   runner.check_shard()
   names = datasets.resolve(FLAGS.datasets, _GROUP.value)
   overrides = runner.search_overrides(*runner.SWEEP_OVERRIDES, "pool_size", "temperature",
@@ -100,7 +106,8 @@ def main(argv):
       overrides=tuple(overrides.items()),
       model_defaults=sweep_lib.search_defaults(FLAGS.checkpoint, FLAGS.random_model) if (
           _METHOD.value == "lee") else (),
-      shard_index=FLAGS.shard_index, num_shards=FLAGS.num_shards)
+      shard_index=FLAGS.shard_index, num_shards=FLAGS.num_shards,
+      peer_generations=_PEER_GENERATIONS.value)
   sweep.search_config()  # a bad override or a mixed folder fail before the model loads
   lee = _METHOD.value == "lee"
   sweep_lib.check_settings(sweep.results, sweep.settings(

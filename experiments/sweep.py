@@ -107,6 +107,7 @@ class Sweep:
   model_defaults: tuple[tuple[str, object], ...] = ()
   shard_index: int = 0
   num_shards: int = 1
+  peer_generations: int | None = None  # a peer's budget (None: its package's default)
 
   @property
   def results(self) -> pathlib.Path:
@@ -125,7 +126,8 @@ class Sweep:
   def settings(self, model: str | None) -> dict:
     """What every cell of a folder must share."""
     if self.method != "lee":
-      return {"method": self.method, "seed": self.seed}
+      budget = {} if self.peer_generations is None else {"generations": self.peer_generations}
+      return {"method": self.method, "seed": self.seed, **budget}
     return {"method": "lee", "model": model, "seed": self.seed, "preset": self.preset,
             "mode": self.mode, "changed": self.changed()}
 
@@ -226,7 +228,7 @@ def check_settings(path: pathlib.Path, settings: dict) -> None:
           "use another --out_dir")
 
 
-def run_peer(method: str, p: datasets.Split, seed: int) -> dict:
+def run_peer(method: str, p: datasets.Split, seed: int, generations: int | None = None) -> dict:
   """A peer on SRBench's training part (train + validation: peers have no use for our
   validation fold), scored like LEE: R2 on each fold, LEE's simplified node count."""
   from lee_jax import complexity
@@ -234,7 +236,7 @@ def run_peer(method: str, p: datasets.Split, seed: int) -> dict:
 
   X = np.concatenate([p.X_train, p.X_val])
   y = np.concatenate([p.y_train, p.y_val])
-  model, seconds = peers.fit_peer(method, X, y, seed)
+  model, seconds = peers.fit_peer(method, X, y, seed, generations)
   names = [f"x{i}" for i in range(X.shape[1])]
   f = E.numpy_function(model, names)
   return {"found": True, "expression": str(model), "wall_time_s": round(seconds, 3),
@@ -257,7 +259,7 @@ def run_cell(sweep: Sweep, model: Model | None, cfg: configs.SearchConfig, cell:
     ds = datasets.load_dataset(name)
     p = datasets.split(ds.X, ds.y, seed=seed, noise=noise)
     if sweep.method != "lee":
-      row.update(run_peer(sweep.method, p, seed))
+      row.update(run_peer(sweep.method, p, seed, sweep.peer_generations))
     else:
       data = search.SearchData.from_split(p)
       res = trial.run_trial(model.engine, data, cfg, sweep.mode, seed, bundle=model.bundle)

@@ -135,17 +135,25 @@ def test_a_models_search_defaults_are_part_of_a_folders_setting(tmp_path):
   assert sweep.search_defaults(str(w), random_model="tiny") == ()
 
 
-@pytest.mark.slow
 def test_peers_run_through_the_same_runner(tmp_path):
-  for method in ("gplearn", "operon"):
-    r = subprocess.run(
+  def peer(method, *args):
+    return subprocess.run(
         [sys.executable, str(REPO / "experiments" / "srbench.py"), f"--method={method}",
-         "--datasets=strogatz_glider1", f"--out_dir={tmp_path / method}"],
+         "--datasets=strogatz_glider1", f"--out_dir={tmp_path / method}", *args],
         capture_output=True, text=True, timeout=600, cwd=REPO)
+
+  for method in ("gplearn", "operon"):
+    r = peer(method, "--peer_generations=3")  # 3 generations: ~2-4 s, R2 0.98-0.99 here
     assert r.returncode == 0, r.stderr
     (row,) = [json.loads(l) for l in (tmp_path / method / "results.jsonl").read_text().splitlines()]
     assert row["method"] == method and row["found"] and "error" not in row
     assert row["r2_test"] > 0.5 and row["complexity"] >= 1 and "x" in row["expression"]
+    assert row["settings"] == {"method": method, "seed": 0, "generations": 3}
+  # the package's default budget is another setting: not in this folder
+  r = peer("operon")
+  assert r.returncode == 2 and "other settings" in r.stderr and r.stderr.count("\n") == 1
+  r = peer("lee", "--peer_generations=3")
+  assert r.returncode == 2 and "--peer_generations sets a peer's budget" in r.stderr
 
 
 def test_aggregate_puts_our_runs_beside_the_paper_rows(tmp_path):
