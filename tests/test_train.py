@@ -25,9 +25,9 @@ def _cfg(workdir, steps=2, **kw):
                            save_every=1, **kw)
 
 
-def _params(workdir):
+def _params(workdir, export="export"):
   abstract = nnx.state(nnx.eval_shape(lambda: model_lib.LEE(TINY, rngs=nnx.Rngs(0))), nnx.Param)
-  return checkpoints.load_params(pathlib.Path(workdir) / "export", abstract, {"model": "tiny"})
+  return checkpoints.load_params(pathlib.Path(workdir) / export, abstract, {"model": "tiny"})
 
 
 def test_phase4_trains_encoder_only(tmp_path):
@@ -210,10 +210,11 @@ def test_init_from_shipped_style_weights(tmp_path):
 
   src = model_lib.LEE(TINY, rngs=nnx.Rngs(7))
   weights.export(src, tmp_path / "w", "tiny")
-  # lr 0: the one step cannot move the params, so the export must equal the source.
-  train.train_phase(_cfg(tmp_path / "run", steps=1, lr=0.0, min_lr=0.0,
-                         init_from=str(tmp_path / "w")), 1)
-  got = jax.tree.leaves(_params(tmp_path / "run"))
+  # One step, stopped by the deadline: the warm-up's first rate is 0 (test_anneal...), so it
+  # cannot move the params and the partial export must equal the source. (The deadline
+  # test's settings: the same compiled step.)
+  train.train_phase(_cfg(tmp_path / "run", init_from=str(tmp_path / "w")), 1, deadline=0.0)
+  got = jax.tree.leaves(_params(tmp_path / "run", "export_partial"))
   want = jax.tree.leaves(nnx.state(src, nnx.Param))
   assert len(got) == len(want)
   for a, b in zip(got, want):
@@ -224,16 +225,12 @@ def test_init_from_shipped_style_weights(tmp_path):
     train.train_phase(_cfg(tmp_path / "run2", steps=1, init_from=str(tmp_path / "other")), 1)
 
 
-@pytest.mark.slow
 def test_align_scale_scales_phase_2_align_weight(tmp_path):
   assert train.phase_weights(_cfg(tmp_path), 2).align == 2.0
   assert train.phase_weights(_cfg(tmp_path, align_scale=0.25), 4).align == 1.25
-  out = train.train_phase(_cfg(tmp_path, init="scratch", align_scale=0.0), phase=2)
-  assert out["finished"]
-  records = metrics_log.read(tmp_path / "metrics.jsonl")
-  assert records and all("align" not in r and "expr" in r for r in records)
-  meta = json.loads((tmp_path / "export" / "meta.json").read_text())
-  assert meta["loss_weights"]["align"] == 0.0
+  # a zero weight leaves the term out of the step: test_losses' skip-zero test (a training
+  # run here compiled another phase-2 step, ~45 s on 2 cores)
+  assert train.phase_weights(_cfg(tmp_path, align_scale=0.0), 2).align == 0.0
 
 
 def test_ema_target_tracks_the_updated_params():
@@ -264,9 +261,9 @@ def test_phase_uses_ema_target_only_where_align_trains_q():
 @pytest.mark.slow
 def test_phase2_with_ema_target_resumes_and_records_it(tmp_path, monkeypatch):
   cfg = _cfg(tmp_path, steps=3, init="scratch")
-  out = train.train_phase(dataclasses.replace(cfg, steps=(3, 2, 3, 3, 3)), phase=2)
-  assert out["finished"] and np.isfinite(out["align"])
-  out = train.train_phase(cfg, phase=2)  # resumes step 2 -> 3, EMA copy restored from the checkpoint
+  out = train.train_phase(cfg, phase=2, deadline=0.0)  # stops after step 1 (one compiled step)
+  assert not out["finished"] and np.isfinite(out["align"])
+  out = train.train_phase(cfg, phase=2)  # resumes step 1 -> 3, EMA copy restored from the checkpoint
   assert out["finished"] and out["step"] == 3
   meta = json.loads((tmp_path / "export_phase2" / "meta.json").read_text())
   assert meta["align_target"] == {"kind": "ema", "decay": 0.99}
