@@ -417,18 +417,19 @@ def with_params(cfg: configs.ModelConfig, params) -> LEE:
   ValueError."""
   abstract = nnx.eval_shape(lambda: LEE(cfg, rngs=nnx.Rngs(0)))
   graphdef, state = nnx.split(abstract)  # LEE keeps no state but its Params
-  want = jax.tree.map(lambda a: (a.shape, a.dtype), nnx.to_pure_dict(state))
-  try:
-    got = jax.tree.map(lambda w, v: jnp.asarray(v, w[1]) if tuple(w[0]) == jnp.shape(v)
-                       else _bad_shape(w[0], v), want, params, is_leaf=lambda x: isinstance(x, tuple))
-  except (ValueError, TypeError, KeyError) as e:
+  try:  # (a tree of another structure is jax's ValueError)
+    got = jax.tree.map(_as_spec, nnx.to_pure_dict(state), params)
+  except (ValueError, TypeError) as e:
     raise ValueError(f"params do not fit the model config: {str(e).splitlines()[0][:200]}") from None
   nnx.replace_by_pure_dict(state, got)
   return nnx.merge(graphdef, state)
 
 
-def _bad_shape(shape, value):
-  raise ValueError(f"an array of shape {jnp.shape(value)} where {tuple(shape)} belongs")
+def _as_spec(spec: jax.ShapeDtypeStruct, value) -> jax.Array:
+  """`value` as the array `spec` describes (its dtype); another shape is a ValueError."""
+  if jnp.shape(value) != spec.shape:
+    raise ValueError(f"an array of shape {jnp.shape(value)} where {spec.shape} belongs")
+  return jnp.asarray(value, spec.dtype)
 
 
 def count_params(model: nnx.Module) -> int:

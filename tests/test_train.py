@@ -257,8 +257,7 @@ def test_phase2_starts_from_phase1_resumes_with_its_ema_target_and_records_it(
     tmp_path, monkeypatch, capsys):
   # Phase 1 with the deadline test's settings (the same compiled step), then phase 2 from it.
   assert train.train_phase(_cfg(tmp_path, init="scratch"), phase=1)["finished"]
-  cfg = _cfg(tmp_path, steps=3)
-  cfg = dataclasses.replace(cfg, steps=(2,) + cfg.steps[1:])
+  cfg = dataclasses.replace(_cfg(tmp_path), steps=(2, 3, 3, 3, 3))
   out = train.train_phase(cfg, phase=2, deadline=0.0)  # stops after step 1 (one compiled step)
   assert not out["finished"] and np.isfinite(out["align"])
   assert f"initialised from {tmp_path / 'phase1'} step 2" in capsys.readouterr().out
@@ -266,6 +265,8 @@ def test_phase2_starts_from_phase1_resumes_with_its_ema_target_and_records_it(
   assert out["finished"] and out["step"] == 3
   meta = json.loads((tmp_path / "export_phase2" / "meta.json").read_text())
   assert meta["align_target"] == {"kind": "ema", "decay": 0.99}
+  # the phase's loss weights as trained (align_scale acts through them: test_align_scale...)
+  assert meta["loss_weights"] == dataclasses.asdict(train.phase_weights(cfg, 2))
   # Each finished phase also keeps its own export (phase 2 can be worse than phase 1).
   for phase, step in ((1, 2), (2, 3)):
     meta = json.loads((tmp_path / f"export_phase{phase}" / "meta.json").read_text())
