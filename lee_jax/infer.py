@@ -98,6 +98,10 @@ _COMPOSITE = flags.DEFINE_bool("composite_seeds", None,
                                "and ratios of variables, alone and times power laws "
                                "(n0 exp(-m g x / (kb T))); --nocomposite_seeds = none, the paper "
                                "(default: the preset's).")
+_TRANSFORM = flags.DEFINE_bool("transform_seeds", None,
+                               "Seed each round's pool with sqrt(S), 1/S and exp(S) for seeds S of "
+                               "y^2, 1/y and log|y| (sqrt((x2-x1)^2 + (y2-y1)^2)); "
+                               "--notransform_seeds = none, the paper (default: the preset's).")
 _LONG = flags.DEFINE_integer("long_terms", None,
                              "Once per trial, the best sum of up to T one-variable or product "
                              "terms (or monomials) answers instead when its validation R2 pays "
@@ -152,7 +156,8 @@ def search_config() -> configs.SearchConfig:
                                      latent_noise=_LATENT_NOISE.value, poly_terms=_POLY.value,
                                      poly_floor=_POLY_FLOOR.value, sep_terms=_SEP.value,
                                      power_seeds=_POWER.value, factor_seeds=_FACTOR.value,
-                                     composite_seeds=_COMPOSITE.value, long_terms=_LONG.value,
+                                     composite_seeds=_COMPOSITE.value,
+                                     transform_seeds=_TRANSFORM.value, long_terms=_LONG.value,
                                      simplify=_SIMPLIFY.value)
     if cfg.fitter == "jax":
       fit.fit_backend()  # $LEE_JAX_FIT_BACKEND names a platform here, before any search

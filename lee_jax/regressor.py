@@ -40,11 +40,13 @@ class LEERegressor:
 
   Args:
     checkpoint: trained model directory (None: the one shipped with the package).
-    preset: 'paper' (Table 10 plus the polynomial, separable, power-law, factored and
-      composite seeds and long sums) or 'fast' (a small budget for a 2-core CPU).
+    preset: 'paper' (Table 10 plus the polynomial, separable, power-law, factored,
+      composite and transformed-target seeds and long sums) or 'fast' (a small budget for a
+      2-core CPU).
     mode: 'combined', 'iterative', 'gradient', 'oneshot' or 'cmaes'.
     rounds, iterations, workers, pool_size, fitter, latent_noise, poly_terms, poly_floor,
-      sep_terms, power_seeds, factor_seeds, composite_seeds, long_terms, simplify: override
+      sep_terms, power_seeds, factor_seeds, composite_seeds, transform_seeds, long_terms,
+      simplify: override
       the preset
       when not None (fitter: 'scipy' or 'jax';
       latent_noise s: sampled decodes from mu + s * std * eps, 0 = the paper; poly_terms T:
@@ -55,7 +57,9 @@ class LEERegressor:
       (whole or half exponents) join each round's pool, False = the paper; factor_seeds:
       power laws times short sums, M(x) * S(x), join it, False = the paper;
       composite_seeds: sums of functions of products and ratios of variables, alone and
-      times power laws (n0 exp(-m g x / (kb T))), join it, False = the paper; long_terms
+      times power laws (n0 exp(-m g x / (kb T))), join it, False = the paper;
+      transform_seeds: sqrt(S), 1/S and exp(S) for seeds S of y^2, 1/y and log|y|
+      (sqrt((x2-x1)^2 + (y2-y1)^2)) join it, False = the paper; long_terms
       T: the best sum of up to T such terms or monomials answers instead when its
       validation R2 pays for its extra nodes, 0 = never, the paper; simplify:
       'light' ranks candidates by SymPy's simplify without its trig passes, 'full' as the
@@ -82,7 +86,7 @@ class LEERegressor:
                poly_terms: int | None = None, poly_floor: bool | None = None,
                sep_terms: int | None = None, power_seeds: bool | None = None,
                factor_seeds: bool | None = None, composite_seeds: bool | None = None,
-               long_terms: int | None = None, simplify: str | None = None,
+               transform_seeds: bool | None = None, long_terms: int | None = None, simplify: str | None = None,
                max_time: float | None = None, val_fraction: float = 0.2,
                select_k_best: int | None = None, warm_start: bool = False, seed: int = 0,
                verbose: bool = False):
@@ -101,6 +105,7 @@ class LEERegressor:
     self.power_seeds = power_seeds
     self.factor_seeds = factor_seeds
     self.composite_seeds = composite_seeds
+    self.transform_seeds = transform_seeds
     self.long_terms = long_terms
     self.simplify = simplify
     self.max_time = max_time
@@ -115,7 +120,7 @@ class LEERegressor:
     self.__dict__.update(state)
     # parameters added since:
     for name in ("select_k_best", "poly_terms", "poly_floor", "sep_terms", "power_seeds",
-                 "factor_seeds", "composite_seeds", "long_terms", "simplify"):
+                 "factor_seeds", "composite_seeds", "transform_seeds", "long_terms", "simplify"):
       self.__dict__.setdefault(name, None)
     if "n_features_in_" in state and "selected_features_" not in state:
       self.selected_features_ = list(range(state["n_features_in_"]))
@@ -160,6 +165,7 @@ class LEERegressor:
                                      sep_terms=self.sep_terms, power_seeds=self.power_seeds,
                                      factor_seeds=self.factor_seeds,
                                      composite_seeds=self.composite_seeds,
+                                     transform_seeds=self.transform_seeds,
                                      long_terms=self.long_terms,
                                      simplify=self.simplify)
 

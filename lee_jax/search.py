@@ -36,6 +36,7 @@ from lee_jax import factored
 from lee_jax import fit
 from lee_jax import polynomial
 from lee_jax import power_law
+from lee_jax import transformed
 from lee_jax import separable
 from lee_jax import pool as pool_lib
 from lee_jax import score
@@ -373,15 +374,18 @@ class Round:
       with self.timer("composite"):
         seeds = composite.composite_fits(*self.fit_rows, self.fit_weights)
       self._merge_short(seeds, "composite")
+    if self.cfg.transform_seeds:  # sqrt, 1/ or exp of a seed of y^2, 1/y or log|y|
+      with self.timer("transform"):
+        seeds = transformed.transformed_fits(*self.fit_rows, self.fit_weights)
+      self._merge_short(seeds, "transform", transformed.MAX_COMPLEXITY)
     if self.data.init_nodes:  # a warm start: earlier answers join the pool as candidates
       self.pool.merge(self._score_apart(self.data.init_nodes, "warm"))
     self.record(0)
 
-  def _merge_short(self, nodes, origin: str) -> None:
-    """Score seeds apart and merge those of at most factored.MAX_COMPLEXITY nodes (longer
-    ones are curve fits that would win on validation R2)."""
-    self.pool.merge([c for c in self._score_apart(nodes, origin)
-                     if c.complexity <= factored.MAX_COMPLEXITY])
+  def _merge_short(self, nodes, origin: str, cap: int = factored.MAX_COMPLEXITY) -> None:
+    """Score seeds apart and merge those of at most cap nodes (longer ones are curve fits
+    that would win on validation R2)."""
+    self.pool.merge([c for c in self._score_apart(nodes, origin) if c.complexity <= cap])
 
   def _score_apart(self, nodes, origin: str) -> list[pool_lib.Candidate]:
     """Fit and score formulas that are not decodes (baselines, a warm start), keyed

@@ -9,6 +9,7 @@ from lee_jax import engine as engine_lib
 from lee_jax import expr as E
 from lee_jax import factored
 from lee_jax import search
+from lee_jax import transformed
 from lee_jax import trial
 from lee_jax import vocab
 
@@ -193,9 +194,10 @@ def test_a_decoder_emitting_only_eos_is_counted_not_fatal(eos_engine, data):
   res = search.run_round(eos_engine, data, helpers.SMALL_SEARCH, "combined", 0, seed=0)
   assert res.failures["invalid"] >= 1 and res.unique >= 1
   assert res.winner is not None and res.winner.origin in ("baseline", "poly", "separable", "power",
-                                                         "factor", "composite")
+                                                         "factor", "composite", "transform")
   bare = dataclasses.replace(helpers.SMALL_SEARCH, baselines=False, poly_terms=0, sep_terms=0,
-                             power_seeds=False, factor_seeds=False, composite_seeds=False)
+                             power_seeds=False, factor_seeds=False, composite_seeds=False,
+                             transform_seeds=False)
   res = search.run_round(eos_engine, data, bare, "iterative", 0, seed=0)
   assert res.winner is None and not res.pool and res.failures["invalid"] >= 1
 
@@ -517,3 +519,17 @@ def test_composite_seeds_join_the_pool_and_win_a_feynman_law(eng):
   off.init_pool()
   assert "composite" not in {c.origin for c in off.pool.entries}
   assert off.pool.champion().r2_val < 0.99  # what the other seeds and the decodes offer
+
+
+def test_transformed_seeds_join_the_pool_and_win_a_feynman_law(eng):
+  X = np.random.default_rng(9).uniform(1, 5, (300, 4))
+  # Feynman I.8.14, sqrt((x2-x1)^2 + (y2-y1)^2): a six-term polynomial under a root
+  y = np.sqrt((X[:, 1] - X[:, 0]) ** 2 + (X[:, 3] - X[:, 2]) ** 2)
+  d = search.SearchData(X[:240], y[:240], X[240:], y[240:])
+  assert helpers.SMALL_SEARCH.transform_seeds and configs.PRESETS["paper"].transform_seeds
+  assert _seeds_win(eng, X, y, "transform").winner.complexity <= transformed.MAX_COMPLEXITY
+  off = search.Round(eng, d, dataclasses.replace(helpers.SMALL_SEARCH, transform_seeds=False),
+                     "oneshot", 0, seed=0)
+  off.init_pool()
+  assert "transform" not in {c.origin for c in off.pool.entries}
+  assert off.pool.champion().r2_val < 0.999  # what the other seeds and the decodes offer

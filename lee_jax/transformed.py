@@ -1,0 +1,150 @@
+"""Transformed-target seeds: sqrt(S), 1/S and exp(S) where S is a seed of y^2, 1/y or log y.
+
+Some laws are short only inside an outer function: the distance sqrt((x2-x1)^2 + (y2-y1)^2)
+is a six-term polynomial under its root, the thin lens 1/(1/d1 + n/d2) a two-term sum under
+its reciprocal, the Gaussian exp(-theta^2/(2 sigma^2))/sigma a two-term sum under its
+exponential. The other seed families fit y itself, where these laws are neither sums nor
+products, and answer them with 20-30-node curve fits. Where y keeps one sign, it is
+transformed by g (y^2, 1/y, log|y|), the power-law, polynomial, separable and factored
+seeds are found for g(y), and each S found comes back as g's inverse of S with y's sign.
+The transforms give ~150 such seeds on a Feynman table; the KEEP that fit y best with
+their least-squares constants (R2 on the rows) are kept and snapped (`fit.snap`: an exact
+seed's 0.9999999 coefficients become 1 and leave the tree, `without_units`, which the
+six-term square needs to fit in the model's 64 tokens), so the search fits and simplifies
+few. It refits their constants on y itself and scores them like any candidate; only those
+of at most MAX_COMPLEXITY simplified nodes join the pool.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lee_jax import evaluate
+from lee_jax import expr as E
+from lee_jax import factored
+from lee_jax import fit
+from lee_jax import polynomial
+from lee_jax import power_law
+from lee_jax import score
+from lee_jax import separable
+
+# Outer functions g (`targets`) and their inverses (`inverse`).
+TRANSFORMS = ("square", "reciprocal", "log")
+SQUARE_TERMS = 6  # polynomial terms under a root (the 2-D distance has 6)
+MAX_TERMS = 3  # terms of the other sums
+# The laws these are for simplify to at most ~23 nodes (the 2-D distance, expanded, 23;
+# the thin lens 9; the Gaussian 14). The pool's other seeds stop at factored.MAX_COMPLEXITY.
+MAX_COMPLEXITY = 24
+KEEP = 12  # seeds, by their R2 on y, that the search fits and scores
+
+
+def one_sign(y: np.ndarray, w: np.ndarray) -> float | None:
+  """+1 or -1 when every weighted row of y has that sign (none zero), else None."""
+  rows = w > 0
+  if (y[rows] > 0).all():
+    return 1.0
+  if (y[rows] < 0).all():
+    return -1.0
+  return None
+
+
+def targets(y: np.ndarray, w: np.ndarray):
+  """(name, sign, g(sign * y)) for each transform y admits (`TRANSFORMS`)."""
+  sign = one_sign(y, w)
+  if sign is None:
+    return
+  # No floor on |y|: a Gaussian's tail is 1e-5 of its peak and exact under the log. Noise
+  # near zero makes poor seeds there, which `best` leaves out.
+  a = sign * y
+  with np.errstate(all="ignore"):
+    yield "square", sign, a * a
+    yield "reciprocal", sign, 1.0 / a
+    yield "log", sign, np.log(a)
+
+
+def inverse(name: str, sign: float, s: E.Node) -> E.Node:
+  """sign * g^-1(s): sqrt(s), 1/s or exp(s)."""
+  if name == "square":
+    node = E.op("sqrt", s)
+  elif name == "reciprocal":
+    node = E.op("div", E.const(1.0), s)
+  elif name == "log":
+    node = E.op("exp", s)
+  else:
+    raise ValueError(f"unknown transform {name!r}; choose from {TRANSFORMS}")
+  return node if sign > 0 else E.op("neg", node)
+
+
+def inner_fits(name: str, X: np.ndarray, t: np.ndarray, w: np.ndarray,
+               limit: int = polynomial.SUBSET_LIMIT) -> list[E.Node]:
+  """The seeds S of the transformed target t: power laws, short polynomials (up to
+  SQUARE_TERMS under a root), separable sums and factored sums."""
+  poly_terms = SQUARE_TERMS if name == "square" else MAX_TERMS
+  return (power_law.power_fits(X, t, w, limit)
+          + polynomial.sparse_fits(X, t, w, degree=2 if name == "square" else polynomial.DEGREE,
+                                   max_terms=poly_terms, limit=limit)
+          + separable.separable_fits(X, t, w, max_terms=MAX_TERMS, limit=limit)
+          + factored.factored_fits(X, t, w, limit=limit))
+
+
+def best(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, w: np.ndarray,
+         keep: int) -> list[E.Node]:
+  """The keep nodes of highest weighted R2 on (X, y) with their own constants, distinct
+  by prefix; those not finite on every row left out."""
+  scored, seen = [], set()
+  for node in nodes:
+    key = tuple(E.to_prefix(node))
+    if key in seen:
+      continue
+    seen.add(key)
+    with np.errstate(all="ignore"):
+      y_hat = evaluate.evaluate_numpy(node, X)
+    if np.isfinite(y_hat).all():
+      scored.append((score.r2(y, y_hat, w), len(scored), node))
+  scored.sort(key=lambda s: (-s[0], s[1]))
+  return [node for _, _, node in scored[:keep]]
+
+
+def _is(node: E.Node, value: float) -> bool:
+  return node.name == "const" and node.value == value
+
+
+def without_units(node: E.Node) -> E.Node:
+  """The tree with unit factors and zero summands written out: mul(1, a) -> a,
+  mul(-1, a) -> neg(a), add(a, 0) -> a, add(a, neg(b)) -> sub(a, b). Each constant costs 9
+  tokens, and the six unit coefficients of the 2-D distance's square would not leave it
+  room in the model's 64."""
+  kids = tuple(without_units(c) for c in node.children)
+  if node.name == "mul":
+    for c, other in (kids, kids[::-1]):
+      if _is(c, 1.0):
+        return other
+      if _is(c, -1.0):
+        return E.op("neg", other)
+  if node.name == "add":
+    a, b = kids
+    if _is(b, 0.0) or _is(a, 0.0):
+      return a if _is(b, 0.0) else b
+    if b.name == "neg":
+      return E.op("sub", a, b.children[0])
+  return E.Node(node.name, kids, node.value)
+
+
+def transformed_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None,
+                     keep: int = KEEP, limit: int = polynomial.SUBSET_LIMIT) -> list[E.Node]:
+  """The keep best (`best`) of sign * g^-1(S) for every transform g that y admits and every
+  seed S of g(sign * y) (`inner_fits`). Empty when y is not finite or changes sign."""
+  X = np.asarray(X, np.float64)
+  y = np.asarray(y, np.float64)
+  w = np.ones(len(y)) if weights is None else np.asarray(weights, np.float64)
+  if len(y) < 4 or not np.isfinite(y).all():
+    return []
+  X, y, w = X[w > 0], y[w > 0], w[w > 0]  # a row of weight 0 may hold any sign
+  out = []
+  for name, sign, t in targets(y, w):
+    if np.isfinite(t).all() and np.ptp(t) > 0:
+      out += [inverse(name, sign, s) for s in inner_fits(name, X, t, w, limit)]
+  # Snapped (exact seeds' coefficients of 0.999999 and terms of 1e-15 go) so that they fit
+  # in the model's tokens.
+  snapped = [without_units(fit.snap(n, X, y, w)) for n in best(out, X, y, w, keep)]
+  return list({tuple(E.to_prefix(n)): n for n in snapped}.values())
