@@ -8,6 +8,7 @@ from lee_jax import cpu_threads
 from lee_jax import engine as engine_lib
 from lee_jax import expr as E
 from lee_jax import factored
+from lee_jax import score
 from lee_jax import search
 from lee_jax import transformed
 from lee_jax import trial
@@ -533,3 +534,14 @@ def test_transformed_seeds_join_the_pool_and_win_a_feynman_law(eng):
   off.init_pool()
   assert "transform" not in {c.origin for c in off.pool.entries}
   assert off.pool.champion().r2_val < 0.999  # what the other seeds and the decodes offer
+  # A law the power-law (and factored) seeds write exactly, q v B / p: 1 / (p / (q v B))
+  # and the like are exact too, but longer, so none scores above the pool's champion and
+  # none joins.
+  y = X[:, 0] * X[:, 1] * X[:, 2] / X[:, 3]
+  r = search.Round(eng, search.SearchData(X[:240], y[:240], X[240:], y[240:]),
+                   helpers.SMALL_SEARCH, "oneshot", 0, seed=0)
+  seeds = transformed.transformed_fits(*r.fit_rows, r.fit_weights)
+  assert [n for n in seeds if score.r2(r.fit_rows[1], trial.predict(n, r.fit_rows[0])) > 1 - 1e-9]
+  r.init_pool()
+  assert r.pool.champion().r2_val > 1 - 1e-9
+  assert "transform" not in {c.origin for c in r.pool.entries}
