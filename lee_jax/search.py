@@ -377,21 +377,23 @@ class Round:
     if self.cfg.transform_seeds:  # sqrt, 1/ or exp of a seed of y^2, 1/y or log|y|
       with self.timer("transform"):
         seeds = transformed.transformed_fits(*self.fit_rows, self.fit_weights)
-      # Only where one beats the pool's best score (R2 - alpha C): a root or a reciprocal
-      # of any curve fit fits a little better, and the answer is chosen by validation R2.
+      # Only those exact on the validation rows or above the pool's best score (R2 - alpha C):
+      # a root or a reciprocal of any curve fit fits a little better, and the answer is
+      # chosen by validation R2.
       champ = self.pool.champion()
       self._merge_short(seeds, "transform", transformed.MAX_COMPLEXITY,
-                        above=champ.score if champ else -np.inf)
+                        above=champ.score if champ else -np.inf, exact=transformed.EXACT)
     if self.data.init_nodes:  # a warm start: earlier answers join the pool as candidates
       self.pool.merge(self._score_apart(self.data.init_nodes, "warm"))
     self.record(0)
 
   def _merge_short(self, nodes, origin: str, cap: int = factored.MAX_COMPLEXITY,
-                   above: float = -np.inf) -> None:
+                   above: float = -np.inf, exact: float = 0.0) -> None:
     """Score seeds apart and merge those of at most cap nodes (longer ones are curve fits
-    that would win on validation R2) whose score is above `above`."""
-    self.pool.merge([c for c in self._score_apart(nodes, origin)
-                     if c.complexity <= cap and c.score > above])
+    that would win on validation R2) whose score is above `above` or whose validation R2 is
+    within `exact` of 1."""
+    self.pool.merge([c for c in self._score_apart(nodes, origin) if c.complexity <= cap
+                     and (c.score > above or (exact > 0 and c.r2_val >= 1 - exact))])
 
   def _score_apart(self, nodes, origin: str) -> list[pool_lib.Candidate]:
     """Fit and score formulas that are not decodes (baselines, a warm start), keyed

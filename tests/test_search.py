@@ -534,14 +534,22 @@ def test_transformed_seeds_join_the_pool_and_win_a_feynman_law(eng):
   off.init_pool()
   assert "transform" not in {c.origin for c in off.pool.entries}
   assert off.pool.champion().r2_val < 0.999  # what the other seeds and the decodes offer
-  # A law the power-law (and factored) seeds write exactly, q v B / p: 1 / (p / (q v B))
-  # and the like are exact too, but longer, so none scores above the pool's champion and
-  # none joins.
+  # The rule: an exact seed joins even where it does not beat the champion's score; an
+  # inexact one only above it. q v B / p, which the power-law seeds write exactly:
   y = X[:, 0] * X[:, 1] * X[:, 2] / X[:, 3]
   r = search.Round(eng, search.SearchData(X[:240], y[:240], X[240:], y[240:]),
                    helpers.SMALL_SEARCH, "oneshot", 0, seed=0)
-  seeds = transformed.transformed_fits(*r.fit_rows, r.fit_weights)
-  assert [n for n in seeds if score.r2(r.fit_rows[1], trial.predict(n, r.fit_rows[0])) > 1 - 1e-9]
   r.init_pool()
-  assert r.pool.champion().r2_val > 1 - 1e-9
-  assert "transform" not in {c.origin for c in r.pool.entries}
+  champ = r.pool.champion()
+  assert champ.r2_val > 1 - 1e-9 and champ.origin != "transform"
+  x = [E.var(i) for i in range(4)]
+  exact = E.op("div", E.const(1.0), E.op("div", E.op("add", x[3], E.const(0.0)),
+                                        E.op("mul", E.op("mul", x[0], x[1]), x[2])))
+  rough = E.op("sqrt", E.op("mul", E.const(2.0), E.op("mul", x[0], x[1])))
+  for cut, joined in ((transformed.EXACT, {"transform"}), (0.0, set())):
+    r.pool.entries = [champ]
+    r._merge_short([exact, rough], "transform", transformed.MAX_COMPLEXITY,
+                   above=champ.score, exact=cut)
+    got = [c for c in r.pool.entries if c.origin == "transform"]
+    assert {c.origin for c in got} == joined
+    assert all(c.r2_val > 1 - 1e-9 and c.score <= champ.score for c in got)
