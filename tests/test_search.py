@@ -8,7 +8,6 @@ from lee_jax import cpu_threads
 from lee_jax import engine as engine_lib
 from lee_jax import expr as E
 from lee_jax import factored
-from lee_jax import score
 from lee_jax import search
 from lee_jax import transformed
 from lee_jax import trial
