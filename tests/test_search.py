@@ -475,7 +475,8 @@ def test_power_law_seeds_join_the_pool_and_win_a_feynman_law(eng):
   assert helpers.SMALL_SEARCH.power_seeds and configs.PRESETS["paper"].power_seeds
   assert _seeds_win(eng, X, y, "power").winner.complexity <= 9
   off = search.Round(eng, d, dataclasses.replace(helpers.SMALL_SEARCH, power_seeds=False,
-                                                factor_seeds=False, composite_seeds=False),
+                                                factor_seeds=False, composite_seeds=False,
+                                                transform_seeds=False),  # 1 / (p / (q v B))
                      "oneshot", 0, seed=0)
   off.init_pool()
   assert "power" not in {c.origin for c in off.pool.entries}
