@@ -83,3 +83,12 @@ def test_rows_of_weight_zero_take_no_part():
   y_bad[:20] = -7.0  # another sign and another law: weight 0
   exact = _exact(T.transformed_fits(X, y_bad, w), X[20:], y[20:])
   assert exact and all(n.name == "sqrt" for n in exact[:1])
+
+
+def test_without_units_writes_out_unit_factors_and_zero_summands():
+  x0, x1 = E.var(0), E.var(1)
+  tree = E.op("add", E.op("add", E.op("mul", E.const(1.0), x0), E.const(0.0)),
+              E.op("mul", x1, E.const(-1.0)))
+  assert T.without_units(tree) == E.op("sub", x0, x1)
+  kept = E.op("mul", E.const(2.0), x0)  # other constants stay
+  assert T.without_units(kept) == kept
