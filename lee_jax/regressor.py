@@ -86,7 +86,8 @@ class LEERegressor:
                poly_terms: int | None = None, poly_floor: bool | None = None,
                sep_terms: int | None = None, power_seeds: bool | None = None,
                factor_seeds: bool | None = None, composite_seeds: bool | None = None,
-               transform_seeds: bool | None = None, long_terms: int | None = None, simplify: str | None = None,
+               transform_seeds: bool | None = None, long_terms: int | None = None,
+               simplify: str | None = None,
                max_time: float | None = None, val_fraction: float = 0.2,
                select_k_best: int | None = None, warm_start: bool = False, seed: int = 0,
                verbose: bool = False):

@@ -149,10 +149,9 @@ def transformed_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = 
   if len(y) < 4 or not np.isfinite(y).all():
     return []
   X, y, w = X[w > 0], y[w > 0], w[w > 0]  # a row of weight 0 may hold any sign
-  if one_sign(y, w) is None:  # on every row, not only the first ROWS
-    return []
   out = []
-  for name, sign, t in targets(y[:ROWS], w[:ROWS]):
+  for name, sign, t in targets(y, w):  # y's sign on every row, not only the first ROWS
+    t = t[:ROWS]
     if np.isfinite(t).all() and np.ptp(t) > 0:
       out += [inverse(name, sign, s) for s in inner_fits(name, X[:ROWS], t, w[:ROWS], limit)]
   # Snapped (exact seeds' coefficients of 0.999999 and terms of 1e-15 go) so that they fit
