@@ -46,8 +46,9 @@ _GFLOP = flags.DEFINE_float("gflop", None, "FLOPs per step (GFLOP) for the MFU w
 _FUSED = flags.DEFINE_enum("fused_refine", "auto", list(configs.FUSED_REFINE),
                            "L_refine's encoder and decoder passes batched with the others "
                            "(train.py's flag; auto: on for an accelerator, off on a CPU).")
-_RNG = flags.DEFINE_enum("rng_impl", "threefry", list(configs.RNG_IMPLS),
-                         "PRNG of the step's dropout and eps draws (train.py's flag).")
+_RNG = flags.DEFINE_enum("rng_impl", "auto", list(configs.RNG_IMPLS),
+                         "PRNG of the step's dropout and eps draws (train.py's flag; auto: "
+                         "rbg on a GPU, threefry elsewhere).")
 _PROFILE = flags.DEFINE_integer("profile_steps", 0, "After timing, trace this many steps with "
                                 "jax.profiler and print the top kernels and the device's busy "
                                 "time per step (experiments/trace_summary.py); 0: no trace.",
@@ -113,7 +114,7 @@ def main(argv):
   mfu = flops / dt / (_PEAK.value * jax.device_count())
   print(f"model={_MODEL.value} params={n_params / 1e6:.2f}M batch={_BATCH.value} phase={_PHASE.value} "
         f"devices={jax.device_count()} ({jax.devices()[0].platform}) attention={attn or 'xla'} "
-        f"fused={fused} rng={_RNG.value}")
+        f"fused={fused} rng={configs.resolve_rng_impl(_RNG.value, jax.default_backend())}")
   print(f"compile {compile_s:.1f} s | step {dt * 1e3:.1f} ms | {_BATCH.value / dt:,.0f} examples/s | "
         f"{tokens / dt:,.0f} tokens/s | {flops / 1e9:.1f} GFLOP/step | MFU {100 * mfu:.1f}% "
         f"(peak {_PEAK.value:.3g}/device)")

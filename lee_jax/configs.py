@@ -15,7 +15,7 @@ from lee_jax import vocab
 ATTENTION_IMPLS = ("auto", "xla", "cudnn")  # the --attention flag's values
 FUSED_REFINE = ("auto", "on", "off")  # the --fused_refine flag's values
 # the --rng_impl flag's values: JAX's default threefry, or XLA's RngBitGenerator keys
-RNG_IMPLS = ("threefry", "rbg", "unsafe_rbg")
+RNG_IMPLS = ("auto", "threefry", "rbg", "unsafe_rbg")
 
 
 def resolve_attention(choice: str, dtype: str, backend: str) -> str | None:
@@ -33,6 +33,17 @@ def resolve_fused_refine(choice: str, backend: str) -> bool:
   if choice not in FUSED_REFINE:
     raise ValueError(f"fused_refine must be one of {FUSED_REFINE}, got {choice!r}")
   return backend != "cpu" if choice == "auto" else choice == "on"
+
+
+def resolve_rng_impl(choice: str, backend: str) -> str:
+  """--rng_impl -> the PRNG of a step's draws: 'auto' is rbg on a GPU (an H200's `paper`
+  phase-3 step 158.6 -> 151.3 ms, MFU 31.1 -> 32.6%: BUILD_NOTES "Sixth GPU lease") and
+  threefry elsewhere (the CPU's tests and runs keep their draws)."""
+  if choice not in RNG_IMPLS:
+    raise ValueError(f"rng_impl must be one of {RNG_IMPLS}, got {choice!r}")
+  if choice == "auto":
+    return "rbg" if backend == "gpu" else "threefry"
+  return choice
 
 
 @dataclasses.dataclass(frozen=True)

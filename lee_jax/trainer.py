@@ -64,8 +64,9 @@ class TrainConfig:
   align_ema: float = 0.99
   attention: str = "auto"  # configs.ATTENTION_IMPLS; an execution detail, not stored in meta
   fused_refine: str = "auto"  # configs.FUSED_REFINE; the same terms, also not stored in meta
-  # configs.RNG_IMPLS: the PRNG behind a step's dropout masks and eps (the same distributions)
-  rng_impl: str = "threefry"
+  # configs.RNG_IMPLS: the PRNG behind a step's dropout masks and eps (the same distributions;
+  # auto: rbg on a GPU, threefry elsewhere)
+  rng_impl: str = "auto"
   # The cosine runs to --max_seconds as well as to the step count, whichever comes first
   # (`deadline_lr`), so a run the deadline stops still ends annealed (a GPU lease's chunk).
   anneal_by_deadline: bool = False
@@ -168,23 +169,22 @@ def with_lr(opt_state, lr: float, sharding_):
   return (opt_state[0], inject._replace(hyperparams=hyper), *opt_state[2:])
 
 
-def step_key(key: jax.Array, step_index, rng_impl: str = "threefry") -> jax.Array:
+def step_key(key: jax.Array, step_index, rng_impl: str = "auto") -> jax.Array:
   """The key of one step's dropout and eps draws; it depends on the step only (resumable).
 
   rng_impl 'rbg' / 'unsafe_rbg' re-key it for XLA's RngBitGenerator, which draws a `paper`
   step's ~10^9 dropout bits with far fewer operations than threefry's hash (whose
-  transposing fusions showed in the fifth lease's profile).
+  transposing fusions showed in the fifth lease's profile); 'auto' is rbg on a GPU only.
   """
+  rng_impl = configs.resolve_rng_impl(rng_impl, jax.default_backend())
   rng = jax.random.fold_in(key, step_index)
   if rng_impl == "threefry":
     return rng
-  if rng_impl not in configs.RNG_IMPLS:
-    raise ValueError(f"rng_impl must be one of {configs.RNG_IMPLS}, got {rng_impl!r}")
   return jax.random.wrap_key_data(jax.random.bits(rng, (4,), jnp.uint32), impl=rng_impl)
 
 
 def make_train_step(graphdef, tx, weights: configs.LossWeights, model_cfg: configs.ModelConfig,
-                    ema: bool = False, fused: bool = False, rng_impl: str = "threefry"):
+                    ema: bool = False, fused: bool = False, rng_impl: str = "auto"):
   """One jitted update of the trainable params; frozen params and the rest are constants.
 
   ema=True: tx ends in ema_target, and L_align's p(z|D) comes from that EMA copy.

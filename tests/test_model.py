@@ -75,6 +75,16 @@ def test_resolve_fused_refine():
     configs.resolve_fused_refine("yes", "gpu")
 
 
+def test_resolve_rng_impl():
+  # auto: XLA's RngBitGenerator on a GPU (faster there, BUILD_NOTES), threefry on a CPU
+  assert configs.resolve_rng_impl("auto", "gpu") == "rbg"
+  assert configs.resolve_rng_impl("auto", "cpu") == "threefry"
+  assert configs.resolve_rng_impl("unsafe_rbg", "cpu") == "unsafe_rbg"
+  assert configs.resolve_rng_impl("threefry", "gpu") == "threefry"
+  with pytest.raises(ValueError, match="rng_impl must be one of"):
+    configs.resolve_rng_impl("philox", "gpu")
+
+
 @pytest.mark.parametrize("t,s,causal,lengths", [
     (63, 63, True, None),  # the expression decoder's self-attention (the H100 error)
     (63, 4, False, None),  # its cross-attention to K=4 memory tokens

@@ -67,8 +67,11 @@ def test_step_key_per_step_and_per_prng():
     np.testing.assert_array_equal(draw(a), draw(again))
     assert not np.array_equal(draw(a), draw(b))
     assert abs(draw(a).mean() - 0.9) < 0.02  # dropout's keep rate either way
-  # rbg keys are another generator: other masks from the same key and step
+  # rbg keys are another generator: other masks from the same key and step; auto is
+  # threefry on this CPU (the tests' draws do not change)
   assert not np.array_equal(draw(train.step_key(key, 3)), draw(train.step_key(key, 3, "rbg")))
+  np.testing.assert_array_equal(draw(train.step_key(key, 3)),
+                                draw(train.step_key(key, 3, "threefry")))
   with pytest.raises(ValueError, match="rng_impl must be one of"):
     train.step_key(key, 3, "philox")
 
