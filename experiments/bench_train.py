@@ -49,6 +49,10 @@ _FUSED = flags.DEFINE_enum("fused_refine", "auto", list(configs.FUSED_REFINE),
 _RNG = flags.DEFINE_enum("rng_impl", "auto", list(configs.RNG_IMPLS),
                          "PRNG of the step's dropout and eps draws (train.py's flag; auto: "
                          "rbg on a GPU, threefry elsewhere).")
+_DENSE = flags.DEFINE_enum("dense_tables", "auto", ["auto", "on", "off"],
+                           "Embedding tables read as one-hot matmuls, the encoder's inputs "
+                           "reordered instead of its activations (model.dense_tables; auto: "
+                           "off a CPU). The same values: an A/B of the step's speed.")
 _PROFILE = flags.DEFINE_integer("profile_steps", 0, "After timing, trace this many steps with "
                                 "jax.profiler and print the top kernels and the device's busy "
                                 "time per step (experiments/trace_summary.py); 0: no trace.",
@@ -67,6 +71,7 @@ flags.register_validator("peak", lambda v: math.isfinite(v) and v > 0,
 
 def main(argv):
   del argv
+  model_lib.DENSE_TABLES = {"on": True, "off": False}.get(_DENSE.value)
   attn = configs.resolve_attention(_ATTN.value, _DTYPE.value, jax.default_backend())
   mcfg = configs.get_model_config(_MODEL.value, dtype=_DTYPE.value, attention_impl=attn)
   spec = configs.PHASES[_PHASE.value]
@@ -92,8 +97,9 @@ def main(argv):
   cost = cost[0] if isinstance(cost, (list, tuple)) else cost
   flops = float(cost.get("flops", float("nan"))) if cost else float("nan")
   if _LOWER_ONLY.value:
-    print(f"model={_MODEL.value} batch={_BATCH.value} phase={_PHASE.value} attention={attn or 'xla'}: "
-          f"{flops / 1e9:.1f} GFLOP/step (lowered, {jax.default_backend()})")
+    print(f"model={_MODEL.value} batch={_BATCH.value} phase={_PHASE.value} attention={attn or 'xla'} "
+          f"dense_tables={model_lib.dense_tables()}: {flops / 1e9:.3f} GFLOP/step (lowered, "
+          f"{jax.default_backend()})")
     return
   if _GFLOP.value is not None:
     flops = _GFLOP.value * 1e9
@@ -114,7 +120,8 @@ def main(argv):
   mfu = flops / dt / (_PEAK.value * jax.device_count())
   print(f"model={_MODEL.value} params={n_params / 1e6:.2f}M batch={_BATCH.value} phase={_PHASE.value} "
         f"devices={jax.device_count()} ({jax.devices()[0].platform}) attention={attn or 'xla'} "
-        f"fused={fused} rng={configs.resolve_rng_impl(_RNG.value, jax.default_backend())}")
+        f"fused={fused} rng={configs.resolve_rng_impl(_RNG.value, jax.default_backend())} "
+        f"dense_tables={model_lib.dense_tables()}")
   print(f"compile {compile_s:.1f} s | step {dt * 1e3:.1f} ms | {_BATCH.value / dt:,.0f} examples/s | "
         f"{tokens / dt:,.0f} tokens/s | {flops / 1e9:.1f} GFLOP/step | MFU {100 * mfu:.1f}% "
         f"(peak {_PEAK.value:.3g}/device)")

@@ -18,7 +18,8 @@
 #       # diverging run with `pkill -f "phase=al[l]"`: a pattern that does not match itself)
 #   bash experiments/gpu_session.sh bench [SECONDS]  # the benchmarks the issues need, most needed
 #       # first, within SECONDS (default 540: a 15-minute lease's one call) -> $OUT (since the
-#       # fifth lease: the `paper` step's fusion sources, rbg against threefry, the fitter)
+#       # sixth lease: the `paper` step with one-hot tables and its fusion sources, `small`,
+#       # the fitter)
 #   bash experiments/gpu_session.sh chunk PHASE [SECONDS]  # one phase in one call, from carried
 #       # bf16 params (.ckpt_work/params) and compilation cache: training across 15-min leases
 #   bash experiments/gpu_session.sh train 1500 2000,1200,2000,1200,1600
@@ -161,19 +162,24 @@ case "$cmd" in
       echo "== $* ($left s left)" | tee -a "$OUT/$log"
       timeout $(( left < max ? left : max )) "$@" 2>&1 | tee -a "$OUT/$log"
     }
-    # Measured on H200s (BUILD_NOTES "Second", "Fourth", "Fifth GPU lease"): `small` phase 3
-    # fused 6,530-6,572 ex/s, `paper` 31.1% MFU (GEMMs ~60 of its 155 ms, transposes 37 ms),
-    # the fitter on the host 12.1x, the `paper` search 18.6 s per Strogatz set. Still open
-    # (issue 3), so first: what the `paper` step's costliest fusions are made of (their JAX
-    # ops and source lines), then XLA's RngBitGenerator for the dropout masks against
-    # threefry on both models, then the fitter's host ratio again.
+    # Measured on H200s (BUILD_NOTES "Second" to "Sixth GPU lease"): `small` phase 3
+    # fused 6,530-6,572 ex/s, `paper` 31.1% MFU with threefry, 32.6% (151.3 ms) with rbg keys
+    # (now `auto` on a GPU), the fitter on the host 12.1x, the `paper` search 16.7 s per
+    # Strogatz set (scipy fitter 17.0 s). Still open (issue 3), so first: the `paper` step
+    # since its embeddings are one-hot matmuls and the encoder reorders its inputs, not its
+    # activations (model.dense_tables: the sixth lease's trace had the encoder's backward in
+    # a batch-minor layout, around the take_along_axis scatter): step time and the costliest
+    # fusions again, and without it (`--dense_tables=off`) on the same card; then `small`;
+    # then the fitter's host ratio with 1 thread.
     step 190 200 bench_train.log python3 experiments/bench_train.py --model=paper \
       --attention=cudnn --gflop=48750.6 --profile_steps=3 --fusion_sources=10  # GFLOP/step:
-      # `--lower_only --attention=xla` on a CPU
+      # `--lower_only --attention=xla` on a CPU (the model's FLOPs: the one-hot tables'
+      # matmuls are not counted: 0.2% more)
+    # the same step the sixth lease's way (gathers and scatters), on the same card
     step 150 170 bench_train.log python3 experiments/bench_train.py --model=paper \
-      --attention=cudnn --gflop=48750.6 --rng_impl=rbg --profile_steps=3
+      --attention=cudnn --gflop=48750.6 --dense_tables=off
     step 90 110 bench_train.log python3 experiments/bench_train.py --model=small \
-      --attention=cudnn --gflop=6181.6 --rng_impl=rbg
+      --attention=cudnn --gflop=6181.6
     step 40 90 bench_fit.log python3 experiments/bench_fit.py --n=256 --rows=500 --backend=cpu
     # the same with one XLA CPU thread, what each of the search's 10 workers now gets there
     step 30 60 bench_fit.log python3 experiments/bench_fit.py --n=256 --rows=500 --backend=cpu \

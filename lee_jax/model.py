@@ -45,6 +45,27 @@ def dropout(x: jax.Array, rate: float, rng: jax.Array | None) -> jax.Array:
   return jnp.where(keep, x / (1.0 - rate), 0).astype(x.dtype)
 
 
+DENSE_TABLES: bool | None = None  # dense_tables() when set (bench_train --dense_tables: A/B)
+
+
+def dense_tables() -> bool:
+  """Whether embeddings are read as one-hot matmuls and the encoder reorders its inputs
+  rather than its embeddings (by default off a CPU): the same values either way. On the
+  GPU this removes every scatter of a [B, T, D] cotangent from the backward pass, whose
+  batch-minor layout spread through it as transposes (the sixth lease's trace,
+  BUILD_NOTES); a CPU's `tiny` step was ~5% slower with it, so a CPU gathers."""
+  return jax.default_backend() != "cpu" if DENSE_TABLES is None else DENSE_TABLES
+
+
+def lookup(table: jax.Array, ids: jax.Array, dense: bool | None = None) -> jax.Array:
+  """table[ids]; ids < 0 give zero rows. dense (default `dense_tables()`): as a one-hot
+  matmul at full precision (exactly the same values), whose gradient is a small GEMM."""
+  if dense if dense is not None else dense_tables():
+    onehot = jax.nn.one_hot(ids, table.shape[0], dtype=table.dtype)
+    return jnp.matmul(onehot, table, precision=jax.lax.Precision.HIGHEST)
+  return jnp.where((ids >= 0)[..., None], table[jnp.maximum(ids, 0)], 0).astype(table.dtype)
+
+
 def split_rng(rng: jax.Array | None, n: int) -> tuple[jax.Array | None, ...]:
   return (None,) * n if rng is None else tuple(jax.random.split(rng, n))
 
@@ -222,17 +243,42 @@ class Encoder(nnx.Module):
     if cfg.use_vae:
       self.logvar_head = _linear(cfg, d, cfg.d_z, rngs, dtype=jnp.float32)
 
-  def embed(self, tokens: jax.Array, x: jax.Array, y: jax.Array) -> jax.Array:
-    """tokens [B, L] int32, x [B, P, F], y [B, P] -> [B, L+P, D] compute dtype."""
-    dt = jnp.dtype(self.cfg.dtype)
-    stream = self.stream_embed[...]
-    sym = self.token_embed[...][tokens] + self.pos_embed[...][None, :tokens.shape[1]]
-    sym = sym + stream[None, None, 0]
+  def embed(self, tokens: jax.Array, x: jax.Array, y: jax.Array,
+            order: jax.Array | None = None) -> jax.Array:
+    """tokens [B, L] int32, x [B, P, F], y [B, P] -> [B, L+P, D] compute dtype.
+
+    order [B, L+P] int32: slot j embeds position order[:, j] of [tokens, points] (None:
+    that order). The inputs are gathered, not the embeddings, so no gradient flows
+    through the gather (`dense_tables`).
+    """
+    n_tok, n_pts = tokens.shape[1], x.shape[1]
     feats, code = point_features(x, y, self.cfg.x_scale)
-    special = self.nonfinite_embed[...][jnp.maximum(code, 0)]
+    if order is None:
+      pos = jnp.broadcast_to(jnp.arange(n_tok, dtype=jnp.int32), tokens.shape)
+      return jnp.concatenate([self._symbols(tokens, pos), self._points(feats, code)], axis=1)
+    is_tok = order < n_tok
+    pos = jnp.where(is_tok, order, -1)  # the token's position, -1 on a point's slot
+    ids = (jnp.take_along_axis(tokens, jnp.clip(pos, 0, n_tok - 1), axis=1)
+           if n_tok else pos)
+    sym = self._symbols(jnp.where(is_tok, ids, -1), pos)
+    if not n_pts:
+      return sym
+    at = jnp.clip(order - n_tok, 0, n_pts - 1)
+    num = self._points(jnp.take_along_axis(feats, at[..., None], axis=1),
+                       jnp.take_along_axis(code, at, axis=1))
+    return jnp.where(is_tok[..., None], sym, num)
+
+  def _symbols(self, ids: jax.Array, pos: jax.Array) -> jax.Array:
+    """Token ids and positions [B, T] int32 -> the symbolic stream's embeddings [B, T, D]."""
+    sym = lookup(self.token_embed[...], ids) + lookup(self.pos_embed[...], pos)
+    return (sym + self.stream_embed[...][None, None, 0]).astype(jnp.dtype(self.cfg.dtype))
+
+  def _points(self, feats: jax.Array, code: jax.Array) -> jax.Array:
+    """point_features' feats [B, T, F+1] and code [B, T] -> the numeric stream's [B, T, D]."""
+    dt = jnp.dtype(self.cfg.dtype)
+    special = lookup(self.nonfinite_embed[...], code)
     num = jnp.where((code >= 0)[..., None], special.astype(dt), self.point_mlp(feats))
-    num = num + stream[None, None, 1].astype(dt)
-    return jnp.concatenate([sym.astype(dt), num], axis=1)
+    return num + self.stream_embed[...][None, None, 1].astype(dt)
 
   def __call__(self, tokens, x, y, point_mask, *, rng=None):
     """tokens [B, L] int32 (L may be 0), x [B, P, F], y [B, P], point_mask [B, P] bool.
@@ -241,12 +287,14 @@ class Encoder(nnx.Module):
     PAD tokens and masked-out points are invisible: they are neither attended to nor pooled.
     """
     r_drop, r_eps, *r_blocks = split_rng(rng, 2 + len(self.blocks))
-    h = self.embed(tokens, x, y)
     valid = jnp.concatenate([tokens != vocab.PAD, point_mask.astype(bool)], axis=1)
     # Move valid positions to the front (stable) so padding is a length: [B] kv_lengths is
     # what cuDNN flash attention supports, and attention + mean-pool are order-invariant.
     order = jnp.argsort((~valid).astype(jnp.int32), axis=1, stable=True)
-    h = jnp.take_along_axis(h, order[..., None], axis=1)
+    if dense_tables():
+      h = self.embed(tokens, x, y, order)
+    else:
+      h = jnp.take_along_axis(self.embed(tokens, x, y), order[..., None], axis=1)
     n_valid = valid.sum(axis=1, dtype=jnp.int32)
     h = dropout(h, self.cfg.dropout, r_drop)
     for block, r in zip(self.blocks, r_blocks):
@@ -295,7 +343,7 @@ class ExpressionDecoder(nnx.Module):
 
   def _embed(self, tokens: jax.Array, pos: jax.Array) -> jax.Array:
     """tokens [B, T] int32, pos [T, D] -> [B, T, D] compute dtype."""
-    e = self.token_embed[...][tokens] + pos[None]
+    e = lookup(self.token_embed[...], tokens) + pos[None]
     return e.astype(jnp.dtype(self.cfg.dtype))
 
   def __call__(self, z: jax.Array, inputs: jax.Array, *, rng=None) -> jax.Array:

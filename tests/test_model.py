@@ -151,6 +151,51 @@ def test_scatter_only_matches_all_pad(fns, batch):
   assert not np.allclose(full, mu_s)
 
 
+@pytest.mark.parametrize("dense", [True, False])
+def test_lookup_is_an_exact_gather_either_way(dense):
+  rng = np.random.default_rng(0)
+  table = jnp.asarray(rng.normal(size=(7, 5)), jnp.float32)
+  ids = jnp.asarray([[0, 6, -1], [3, 3, 2]], jnp.int32)
+  out = M.lookup(table, ids, dense)
+  np.testing.assert_array_equal(out[0, :2], table[jnp.asarray([0, 6])])
+  np.testing.assert_array_equal(out[0, 2], 0.0)  # a negative id reads nothing
+  np.testing.assert_array_equal(out[1], table[ids[1]])
+  w = jnp.asarray(rng.normal(size=(2, 3, 5)), jnp.float32)
+  grad = jax.grad(lambda t: jnp.sum(M.lookup(t, ids, dense) * w))(table)
+  want = np.zeros((7, 5), np.float32)
+  np.add.at(want, np.asarray([0, 6, 3, 3, 2]), np.asarray(w).reshape(6, 5)[[0, 1, 3, 4, 5]])
+  np.testing.assert_allclose(grad, want, rtol=1e-6, atol=1e-6)
+  dense_jaxpr = str(jax.make_jaxpr(jax.grad(lambda t: M.lookup(t, ids, dense).sum()))(table))
+  assert ("scatter" in dense_jaxpr) != dense  # the dense form's gradient has no scatter
+
+
+def test_embed_gathers_the_inputs_as_the_embeddings_would_be(lee, batch, monkeypatch):
+  # The encoder reorders its inputs, not its embeddings (no scatter in the backward pass):
+  # slot j must hold exactly the embedding of position order[j] of [tokens, points].
+  enc, tokens, x, y = lee.encoder, batch["tokens"], batch["x"], batch["y"]
+  n_tok, n = tokens.shape[1], tokens.shape[1] + x.shape[1]
+  ident = np.broadcast_to(np.arange(n, dtype=np.int32), (B, n))
+  h = np.asarray(enc.embed(tokens, x, y, ident))
+  stream = np.asarray(enc.stream_embed[...])
+  sym = (np.asarray(enc.token_embed[...])[tokens] + np.asarray(enc.pos_embed[...])[:n_tok]
+         + stream[0])
+  np.testing.assert_array_equal(h[:, :n_tok], sym)
+  feats, code = M.point_features(x, y, enc.cfg.x_scale)
+  finite = np.asarray(code) < 0
+  num = np.asarray(enc.point_mlp(feats)) + stream[1]
+  np.testing.assert_allclose(h[:, n_tok:][finite], num[finite], rtol=1e-6, atol=1e-6)
+  order = np.stack([np.random.default_rng(b).permutation(n) for b in range(B)]).astype(np.int32)
+  np.testing.assert_array_equal(enc.embed(tokens, x, y, order),
+                                np.take_along_axis(h, order[..., None], axis=1))
+  np.testing.assert_array_equal(enc.embed(tokens, x, y), h)  # no order: this one
+  # the accelerators' path (one-hot tables, inputs reordered) gives the same latents and logits
+  z = lee.encode(tokens, x, y, batch["point_mask"])[1]
+  logits = lee.decode_logits(z, tokens)
+  monkeypatch.setattr(M, "DENSE_TABLES", True)
+  np.testing.assert_array_equal(lee.encode(tokens, x, y, batch["point_mask"])[1], z)
+  np.testing.assert_array_equal(lee.decode_logits(z, tokens), logits)
+
+
 def test_nonfinite_points_give_finite_outputs_and_grads(lee, batch):
   tokens, x, pm = batch["tokens"], batch["x"], batch["point_mask"]
   y = np.array(batch["y"])
