@@ -60,7 +60,9 @@ def dense_tables() -> bool:
 def lookup(table: jax.Array, ids: jax.Array, dense: bool | None = None) -> jax.Array:
   """table[ids]; ids < 0 give zero rows. dense (default `dense_tables()`): as a one-hot
   matmul at full precision (exactly the same values), whose gradient is a small GEMM."""
-  if dense if dense is not None else dense_tables():
+  if dense is None:
+    dense = dense_tables()
+  if dense:
     onehot = jax.nn.one_hot(ids, table.shape[0], dtype=table.dtype)
     return jnp.matmul(onehot, table, precision=jax.lax.Precision.HIGHEST)
   return jnp.where((ids >= 0)[..., None], table[jnp.maximum(ids, 0)], 0).astype(table.dtype)
