@@ -49,10 +49,10 @@ _FUSED = flags.DEFINE_enum("fused_refine", "auto", list(configs.FUSED_REFINE),
 _RNG = flags.DEFINE_enum("rng_impl", "auto", list(configs.RNG_IMPLS),
                          "PRNG of the step's dropout and eps draws (train.py's flag; auto: "
                          "rbg on a GPU, threefry elsewhere).")
-_DENSE = flags.DEFINE_enum("dense_tables", "auto", ["auto", "on", "off"],
+_DENSE = flags.DEFINE_enum("dense_tables", "off", ["on", "off"],
                            "Embedding tables read as one-hot matmuls, the encoder's inputs "
-                           "reordered instead of its activations (model.dense_tables; auto: "
-                           "off a CPU). The same values: an A/B of the step's speed.")
+                           "reordered instead of its activations (model.dense_tables, off "
+                           "by default). The same values: an A/B of the step's speed.")
 _PROFILE = flags.DEFINE_integer("profile_steps", 0, "After timing, trace this many steps with "
                                 "jax.profiler and print the top kernels and the device's busy "
                                 "time per step (experiments/trace_summary.py); 0: no trace.",
@@ -71,7 +71,7 @@ flags.register_validator("peak", lambda v: math.isfinite(v) and v > 0,
 
 def main(argv):
   del argv
-  model_lib.DENSE_TABLES = {"on": True, "off": False}.get(_DENSE.value)
+  model_lib.DENSE_TABLES = _DENSE.value == "on"
   attn = configs.resolve_attention(_ATTN.value, _DTYPE.value, jax.default_backend())
   mcfg = configs.get_model_config(_MODEL.value, dtype=_DTYPE.value, attention_impl=attn)
   spec = configs.PHASES[_PHASE.value]

@@ -17,9 +17,9 @@
 #       # (2026-11-25: 5.5 min of benchmarks; phase 1 ran at ~15 steps/s, pipeline-bound; kill a
 #       # diverging run with `pkill -f "phase=al[l]"`: a pattern that does not match itself)
 #   bash experiments/gpu_session.sh bench [SECONDS]  # the benchmarks the issues need, most needed
-#       # first, within SECONDS (default 540: a 15-minute lease's one call) -> $OUT (since the
-#       # sixth lease: the `paper` step with one-hot tables and its fusion sources, `small`,
-#       # the fitter)
+#       # first, within SECONDS (default 540; `bench 340` leaves a 15-minute lease room for a
+#       # `chunk`) -> $OUT (since the seventh lease: the `paper` step with cuBLASLt's
+#       # epilogues and its fusion sources, the same without them, `small` with them)
 #   bash experiments/gpu_session.sh chunk PHASE [SECONDS]  # one phase in one call, from carried
 #       # bf16 params (.ckpt_work/params) and compilation cache: training across 15-min leases
 #   bash experiments/gpu_session.sh train 1500 2000,1200,2000,1200,1600
@@ -162,28 +162,23 @@ case "$cmd" in
       echo "== $* ($left s left)" | tee -a "$OUT/$log"
       timeout $(( left < max ? left : max )) "$@" 2>&1 | tee -a "$OUT/$log"
     }
-    # Measured on H200s (BUILD_NOTES "Second" to "Sixth GPU lease"): `small` phase 3
-    # fused 6,530-6,572 ex/s, `paper` 31.1% MFU with threefry, 32.6% (151.3 ms) with rbg keys
-    # (now `auto` on a GPU), the fitter on the host 12.1x, the `paper` search 16.7 s per
-    # Strogatz set (scipy fitter 17.0 s). Still open (issue 3), so first: the `paper` step
-    # since its embeddings are one-hot matmuls and the encoder reorders its inputs, not its
-    # activations (model.dense_tables: the sixth lease's trace had the encoder's backward in
-    # a batch-minor layout, around the take_along_axis scatter): step time and the costliest
-    # fusions again, and without it (`--dense_tables=off`) on the same card; then `small`;
-    # then the fitter's host ratio with 1 thread.
-    step 190 200 bench_train.log python3 experiments/bench_train.py --model=paper \
-      --attention=cudnn --gflop=48750.6 --profile_steps=3 --fusion_sources=10  # GFLOP/step:
-      # `--lower_only --attention=xla` on a CPU (the model's FLOPs: the one-hot tables'
-      # matmuls are not counted: 0.2% more)
-    # the same step the sixth lease's way (gathers and scatters), on the same card
-    step 150 170 bench_train.log python3 experiments/bench_train.py --model=paper \
-      --attention=cudnn --gflop=48750.6 --dense_tables=off
-    step 90 110 bench_train.log python3 experiments/bench_train.py --model=small \
-      --attention=cudnn --gflop=6181.6
-    step 40 90 bench_fit.log python3 experiments/bench_fit.py --n=256 --rows=500 --backend=cpu
-    # the same with one XLA CPU thread, what each of the search's 10 workers now gets there
-    step 30 60 bench_fit.log python3 experiments/bench_fit.py --n=256 --rows=500 --backend=cpu \
-      --cpu_threads=1
+    # Measured on H200s (BUILD_NOTES "Second" to "Seventh GPU lease"): `small` phase 3
+    # fused 6,530-7,818 ex/s, `paper` 31.1% MFU with threefry, 32.6-34.8% with rbg keys (the
+    # card varies by ~7% between leases: compare on one card), one-hot tables no faster
+    # (142.0 vs 141.5 ms, so off), the fitter on the host 11.4-13.8x, the `paper` search
+    # 16.7 s per Strogatz set. Still open (issue 3, 40% MFU): the seventh lease's trace had
+    # the FFN's GELU (4.2 ms x6) and its backward with the bias gradient (5.4 ms x6) as
+    # separate passes over [512, 264, 3072]; cuBLASLt's epilogues can fuse bias + GELU into
+    # the GEMM, and XLA uses them only with --xla_gpu_enable_cublaslt. So: the `paper` step
+    # with it (profile + fusion sources), then without it on the same card.
+    step 190 200 bench_train.log env XLA_FLAGS=--xla_gpu_enable_cublaslt=true python3 \
+      experiments/bench_train.py --model=paper --attention=cudnn --gflop=48750.6 \
+      --profile_steps=3 --fusion_sources=6  # GFLOP/step: `--lower_only --attention=xla` on a CPU
+    step 130 150 bench_train.log python3 experiments/bench_train.py --model=paper \
+      --attention=cudnn --gflop=48750.6
+    # `small` with it too (its target, 6,000 ex/s, is met: 7,818 in the seventh lease)
+    step 90 110 bench_train.log env XLA_FLAGS=--xla_gpu_enable_cublaslt=true python3 \
+      experiments/bench_train.py --model=small --attention=cudnn --gflop=6181.6
     true
     ;;
   go)
@@ -233,8 +228,9 @@ print(','.join(str(max(1 if w == 0 else 50, int(total * w / sum(ratios)))) for w
     # Phase PHASE of $MODEL from the params in $CKPT (default .ckpt_work/params if there, else
     # lee_jax/weights; .ckpt_work/ is git-ignored: copy an earlier chunk's $OUT/w_phaseN there
     # as params/ and carry it), a fresh optimizer and a cosine schedule sized to end within
-    # SECONDS (default 450) at RATE steps/s (default 14, the first lease's; STEPS overrides;
-    # --anneal_by_deadline: a RATE set too high still ends annealed, at the deadline),
+    # SECONDS (default 450) at RATE steps/s (default 24: phase 1 ran at 25.4 in the seventh
+    # lease, 14 in the first; STEPS overrides; --anneal_by_deadline: a RATE set too high
+    # still ends annealed, at the deadline),
     # then its bf16 export, the logs and the compilation cache (.ckpt_work/jaxcache.tgz in,
     # $OUT/jaxcache.tgz out: a later chunk on the same kind of card skips the ~60 s compile).
     # A second chunk on the same warm machine resumes $RUN's: give another variant its own RUN.
@@ -248,7 +244,7 @@ print(','.join(str(max(1 if w == 0 else 50, int(total * w / sum(ratios)))) for w
     export LEE_JAX_COMPILATION_CACHE=/tmp/lee_jaxcache
     mkdir -p "$RUN" "$LEE_JAX_COMPILATION_CACHE"
     [ -f .ckpt_work/jaxcache.tgz ] && tar xzf .ckpt_work/jaxcache.tgz -C "$LEE_JAX_COMPILATION_CACHE"
-    steps=${STEPS:-$(( (seconds - 90) * ${RATE:-14} ))}  # ~90 s: compile and pipeline start
+    steps=${STEPS:-$(( (seconds - 90) * ${RATE:-24} ))}  # ~90 s: compile and pipeline start
     echo "phase $phase from $ckpt: $steps steps, at most $seconds s"
     # FIT_BENCH: bench_fit runs timed after training, ';'-separated flag sets after
     # --n=256 --rows=500 (1: the three accelerator layouts, the fourth lease's)

@@ -45,16 +45,15 @@ def dropout(x: jax.Array, rate: float, rng: jax.Array | None) -> jax.Array:
   return jnp.where(keep, x / (1.0 - rate), 0).astype(x.dtype)
 
 
-DENSE_TABLES: bool | None = None  # dense_tables() when set (bench_train --dense_tables: A/B)
+DENSE_TABLES = False  # dense_tables() (bench_train --dense_tables=on: the A/B)
 
 
 def dense_tables() -> bool:
   """Whether embeddings are read as one-hot matmuls and the encoder reorders its inputs
-  rather than its embeddings (by default off a CPU): the same values either way. On the
-  GPU this removes every scatter of a [B, T, D] cotangent from the backward pass, whose
-  batch-minor layout spread through it as transposes (the sixth lease's trace,
-  BUILD_NOTES); a CPU's `tiny` step was ~5% slower with it, so a CPU gathers."""
-  return jax.default_backend() != "cpu" if DENSE_TABLES is None else DENSE_TABLES
+  rather than its embeddings: the same values either way, and no scatter of a [B, T, D]
+  cotangent in the backward pass. Off: on an H200 the `paper` step took 142.0 ms with it
+  and 141.5 ms without (seventh lease, BUILD_NOTES), and a CPU's `tiny` step ~5% longer."""
+  return DENSE_TABLES
 
 
 def lookup(table: jax.Array, ids: jax.Array, dense: bool | None = None) -> jax.Array:

@@ -28,7 +28,7 @@ def test_lower_only_counts_more_work_in_phase_3_than_phase_1():
   # phase 3 adds the scatter-only encode and the refine pass to phase 1's losses
   p1, p3 = _gflop(_run("--phase=1", "--lower_only")), _gflop(_run("--phase=3", "--lower_only"))
   assert 0 < p1 < p3
-  # the accelerators' one-hot tables on this CPU: their matmuls are extra FLOPs
+  # the one-hot tables (--dense_tables=on): their matmuls are extra FLOPs
   dense = _run("--phase=1", "--lower_only", "--dense_tables=on")
   assert "dense_tables=True" in dense and _gflop(dense) > p1
 
