@@ -228,6 +228,12 @@ def _meta(cfg: TrainConfig, phase: int) -> dict:
     meta["align_target"] = {"kind": "ema" if ema else "online", "decay": cfg.align_ema if ema else None}
   if cfg.anneal_by_deadline:  # another optimizer state: a resume must match it
     meta["lr_schedule"] = "deadline"
+  if cfg.init_from:  # a model's search settings travel with its weights (weights.search_defaults)
+    from lee_jax import weights
+
+    inherited = weights.search_defaults(cfg.init_from)
+    if inherited:
+      meta["search_defaults"] = inherited
   return meta
 
 

@@ -202,8 +202,12 @@ def main(argv):
   model = checkpoints.load_model(source)
   meta, _ = checkpoints.read_model_meta(source / "meta.json")
   extra = {"source": {k: meta[k] for k in ("phase", "step") if k in meta}}
+  # the source's own search defaults (a run continued from the shipped model inherits them)
+  inherited = search_defaults(source)
   if FLAGS.latent_noise is not None:
-    extra["search_defaults"] = {"latent_noise": FLAGS.latent_noise}
+    inherited["latent_noise"] = FLAGS.latent_noise
+  if inherited:
+    extra["search_defaults"] = inherited
   try:
     out = export(model, to, meta.get("model", "unknown"), FLAGS.dtype, FLAGS.max_file_mib, extra)
   except OSError as e:
@@ -220,7 +224,8 @@ if __name__ == "__main__":
   flags.DEFINE_enum("dtype", "float32", ["float32", "bfloat16"], "Stored precision.")
   flags.DEFINE_float("max_file_mib", 15.0, "Largest file written.")
   flags.DEFINE_float("latent_noise", None, "Record this latent noise as the model's search "
-                     "default (meta.json search_defaults; measure it first, see BUILD_NOTES).")
+                     "default (meta.json search_defaults; measure it first, see BUILD_NOTES). "
+                     "Default: the source's own, e.g. inherited from --init_from's.")
   flags.DEFINE_bool("overwrite", False, "Replace what --to already holds (e.g. the shipped "
                     "model in lee_jax/weights).")
   cli.run(main, CheckpointError)

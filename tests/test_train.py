@@ -206,7 +206,7 @@ def test_init_from_shipped_style_weights(tmp_path):
   from lee_jax import weights
 
   src = model_lib.LEE(TINY, rngs=nnx.Rngs(7))
-  weights.export(src, tmp_path / "w", "tiny")
+  weights.export(src, tmp_path / "w", "tiny", extra={"search_defaults": {"latent_noise": 3}})
   # One step, stopped by the deadline: the warm-up's first rate is 0 (test_anneal...), so it
   # cannot move the params and the partial export must equal the source. (The deadline
   # test's settings: the same compiled step.)
@@ -216,6 +216,8 @@ def test_init_from_shipped_style_weights(tmp_path):
   assert len(got) == len(want)
   for a, b in zip(got, want):
     np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+  # the model's search defaults travel on with it (the seventh lease's export had lost them)
+  assert weights.search_defaults(tmp_path / "run" / "export_partial") == {"latent_noise": 3.0}
   other = model_lib.LEE(configs.get_model_config("tiny", enc_dim=32, dtype="float32"), rngs=nnx.Rngs(0))
   weights.export(other, tmp_path / "other", "tiny")
   with pytest.raises(train.TrainError, match="different architecture"):

@@ -88,6 +88,14 @@ def test_cli_converts_an_orbax_export(tmp_path):
                          text=True, timeout=300)
   assert again.returncode == 0, again.stderr
   assert json.loads((tmp_path / "w" / "meta.json").read_text())["dtype"] == "float32"
+  # the source's own search defaults carry over unless --latent_noise replaces them
+  _with_defaults(src, {"latent_noise": 2})
+  for args, want in (([], 2.0), (["--latent_noise=0.5"], 0.5)):
+    r = subprocess.run([sys.executable, "-m", "lee_jax.weights", f"--from={src}",
+                        f"--to={tmp_path / 'w'}", "--overwrite", *args], capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert weights.search_defaults(tmp_path / "w") == {"latent_noise": want}
 
 
 def test_missing_shipped_model_is_a_one_line_error(tmp_path, monkeypatch):
