@@ -188,7 +188,7 @@ def test_embed_gathers_the_inputs_as_the_embeddings_would_be(lee, batch, monkeyp
   np.testing.assert_array_equal(enc.embed(tokens, x, y, order),
                                 np.take_along_axis(h, order[..., None], axis=1))
   np.testing.assert_array_equal(enc.embed(tokens, x, y), h)  # no order: this one
-  # the accelerators' path (one-hot tables, inputs reordered) gives the same latents and logits
+  # the one-hot path (DENSE_TABLES, off by default) gives the same latents and logits
   z = lee.encode(tokens, x, y, batch["point_mask"])[1]
   logits = lee.decode_logits(z, tokens)
   monkeypatch.setattr(M, "DENSE_TABLES", True)
