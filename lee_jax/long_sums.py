@@ -39,7 +39,7 @@ def sums(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None, max_terms: in
   """The separable and the polynomial seeds' best 1..max_terms-term sums (with and without
   an intercept), each with its least-squares constants."""
   return (separable.separable_fits(X, y, weights, max_terms=max_terms,
-                                   periodic_span=PERIODIC_SPAN)
+                                   periodic_span=PERIODIC_SPAN, thorough=False)
           + polynomial.sparse_fits(X, y, weights, max_terms=max_terms))
 
 

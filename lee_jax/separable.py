@@ -8,13 +8,16 @@ them once they are in the pool as parents (it decodes shear flow's law from the 
 tokens every time, never from its scatter). Each factor is u(x_i) or 1/u(x_i) for u in
 FUNCTIONS; a term is one factor or the product of two. Terms are scored by least squares
 with the products streamed, never all held (`best_terms`): the KEEP best alone, then the
-best beside a partner (a second term such as cos(y)/x that explains little of y alone),
-then, for three terms, the best against what two leave. The polynomial seeds' subset search
+best beside a partner (a second term such as cos(y)/x that explains little of y alone) and
+the plain factors best beside any kept term (log(sigma) beside theta^2/sigma^2), then, for
+three terms, the best against what two leave. The polynomial seeds' subset search
 (`polynomial.column_fits`) gives the best 1..T-term sums of those, with and without an
 intercept. Like the polynomial seeds they compete in the pool as ordinary candidates.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -163,14 +166,23 @@ def sum_node(terms: list[tuple[Factor, ...]], coefs: np.ndarray, intercept: floa
   return polynomial.sum_node([term_node(t, float(c)) for t, c in zip(terms, coefs)], intercept)
 
 
+def _pairs_whole(limit: int, n_terms: int) -> int:
+  """The subset search's limit with every pair of n_terms searched (a few thousand 2 x 2
+  solves): a beam missed bacres1's best pair among 112 terms."""
+  return max(limit, math.comb(n_terms, 2))
+
+
 def separable_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None,
                    max_terms: int = MAX_TERMS, keep: int = KEEP,
                    limit: int = polynomial.SUBSET_LIMIT, fresh: int | None = None,
-                   periodic_span: float | None = None) -> list[E.Node]:
+                   periodic_span: float | None = None, thorough: bool = True) -> list[E.Node]:
   """The best 1..max_terms-term sums of terms, with and without an intercept. The subset
-  search sees the `keep` terms that fit y best alone, the keep/2 best beside a partner, and
-  for three terms the keep/4 that best fit what the best two-term sum leaves. fresh: see
-  `best_terms`; periodic_span: see `factors`. Empty when the data are too few, not finite or
+  search sees the `keep` terms that fit y best alone, the keep/2 best beside a partner, the
+  keep/4 plain factors best beside any of the first `keep`, and for three terms the keep/4
+  that best fit what the best two-term sum leaves; every pair of them is tried. fresh: see
+  `best_terms`; periodic_span: see `factors`; thorough=False leaves out the plain factors'
+  pass and the every-pair search (the long sums' curve fits: with them, 9 of the 13 sums
+  that changed had a lower validation R2). Empty when the data are too few, not finite or
   constant."""
   X = np.asarray(X, np.float64)
   y = np.asarray(y, np.float64)
@@ -180,6 +192,7 @@ def separable_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = No
   sw = np.sqrt(w / w.sum())
   yc = (y - (w @ y) / w.sum()) * sw
   table = factors(X, periodic_span)  # shared by every pass below
+  pairs = (lambda n: _pairs_whole(limit, n)) if thorough else (lambda n: limit)
   terms = best_terms(table, yc, w, keep, fresh=fresh)
   for t in range(1, max_terms):
     if not terms:
@@ -192,9 +205,16 @@ def separable_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = No
                                  if u not in terms[:FIRSTS]]
       P, _, usable = polynomial.centred(term_values(firsts, X), y, w)
       more = best_terms(table, yc, w, keep // 2, partners=P[:, usable], fresh=fresh)
+      # and plain factors beside any kept term: log(sigma) explains little of a Gaussian's
+      # log y alone, and its partner theta^2/sigma^2 ranks 10th-16th (Feynman I.6.2)
+      if thorough:
+        K, _, usable = polynomial.centred(term_values(terms, X), y, w)
+        more += [u for u in best_terms(table, yc, w, keep // 4, partners=K[:, usable],
+                                       singles=True) if u not in more]
     else:  # the third: scored against what the best two-term sum leaves
       Mc, yc2, usable = polynomial.centred(term_values(terms, X), y, w)
-      chosen = polynomial.best_subsets(Mc.T @ Mc, Mc.T @ yc2, usable, t, limit)[-1]
+      chosen = polynomial.best_subsets(Mc.T @ Mc, Mc.T @ yc2, usable, t,
+                                       pairs(len(terms)))[-1]
       coefs, *_ = np.linalg.lstsq(Mc[:, chosen], yc2, rcond=None)
       resid = yc2 - Mc[:, chosen] @ coefs
       if float(resid @ resid) <= 1e-20 * float(yc2 @ yc2):
@@ -203,5 +223,6 @@ def separable_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = No
     terms += [u for u in more if u not in terms]
   if not terms:
     return []
-  return polynomial.column_fits(term_values(terms, X), y, w, max_terms, limit,
+  return polynomial.column_fits(term_values(terms, X), y, w, max_terms,
+                                pairs(len(terms)),
                                 lambda chosen, coefs, c0: sum_node([terms[c] for c in chosen], coefs, c0))

@@ -62,6 +62,20 @@ def test_a_second_term_that_only_fits_beside_a_partner_is_found():
   assert _best(S.separable_fits(X, y), X, y) > 1 - 1e-12
 
 
+def test_a_plain_factor_beside_a_term_below_the_firsts_is_found():
+  # log of Feynman I.6.2's Gaussian: -theta^2 / (2 sigma^2) - log(sigma) - log(sqrt(2 pi))
+  X = np.random.default_rng(0).uniform(1, 3, (300, 2))
+  y = -0.5 * X[:, 0] ** 2 / X[:, 1] ** 2 - np.log(X[:, 1]) - 0.5 * np.log(2 * np.pi)
+  yc = (y - y.mean()) / np.sqrt(len(y))
+  kept = S.best_terms(S.factors(X), yc, np.ones(len(y)))
+  ratio = [u for u in kept if set(u) == {(0, "sq", 1), (1, "sq", -1)}]
+  assert ratio and kept.index(ratio[0]) >= S.FIRSTS  # no partner of the second-term pass
+  nodes = S.separable_fits(X, y, max_terms=2)
+  assert _best(nodes, X, y) > 1 - 1e-12
+  assert any("log x1" in str(n) and "sq x1" in str(n) for n in nodes)
+  assert _best(S.separable_fits(X, y, max_terms=2, thorough=False), X, y) < 1 - 1e-6
+
+
 def test_weights_and_degenerate_input():
   X = _xy(seed=2)
   y = np.sin(X[:, 0]) * np.exp(X[:, 1])
