@@ -166,12 +166,6 @@ def sum_node(terms: list[tuple[Factor, ...]], coefs: np.ndarray, intercept: floa
   return polynomial.sum_node([term_node(t, float(c)) for t, c in zip(terms, coefs)], intercept)
 
 
-def _pairs_whole(limit: int, n_terms: int) -> int:
-  """The subset search's limit with every pair of n_terms searched (a few thousand 2 x 2
-  solves): a beam missed bacres1's best pair among 112 terms."""
-  return max(limit, math.comb(n_terms, 2))
-
-
 def separable_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None,
                    max_terms: int = MAX_TERMS, keep: int = KEEP,
                    limit: int = polynomial.SUBSET_LIMIT, fresh: int | None = None,
@@ -192,7 +186,11 @@ def separable_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = No
   sw = np.sqrt(w / w.sum())
   yc = (y - (w @ y) / w.sum()) * sw
   table = factors(X, periodic_span)  # shared by every pass below
-  pairs = (lambda n: _pairs_whole(limit, n)) if thorough else (lambda n: limit)
+
+  def subset_limit(n: int) -> int:  # thorough: every pair of n terms (a few thousand 2 x 2
+    # solves; a beam missed bacres1's best pair among 112 terms), the beam above that
+    return max(limit, math.comb(n, 2)) if thorough else limit
+
   terms = best_terms(table, yc, w, keep, fresh=fresh)
   for t in range(1, max_terms):
     if not terms:
@@ -214,7 +212,7 @@ def separable_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = No
     else:  # the third: scored against what the best two-term sum leaves
       Mc, yc2, usable = polynomial.centred(term_values(terms, X), y, w)
       chosen = polynomial.best_subsets(Mc.T @ Mc, Mc.T @ yc2, usable, t,
-                                       pairs(len(terms)))[-1]
+                                       subset_limit(len(terms)))[-1]
       coefs, *_ = np.linalg.lstsq(Mc[:, chosen], yc2, rcond=None)
       resid = yc2 - Mc[:, chosen] @ coefs
       if float(resid @ resid) <= 1e-20 * float(yc2 @ yc2):
@@ -224,5 +222,5 @@ def separable_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = No
   if not terms:
     return []
   return polynomial.column_fits(term_values(terms, X), y, w, max_terms,
-                                pairs(len(terms)),
+                                subset_limit(len(terms)),
                                 lambda chosen, coefs, c0: sum_node([terms[c] for c in chosen], coefs, c0))
