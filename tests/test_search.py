@@ -446,8 +446,10 @@ def test_polynomial_seeds_join_the_pool_and_win_a_polynomial_law(eng):
   off = search.Round(eng, d, paper, "oneshot", 0, seed=0)
   off.init_pool()
   assert not [c for c in off.pool.entries if c.origin == "poly"]
-  # poly_floor: the same seeds, kept out of the pool (never parents) and still the answer.
-  floor_cfg = dataclasses.replace(helpers.SMALL_SEARCH, poly_floor=True, composite_seeds=False)
+  # poly_floor: the same seeds, kept out of the pool (never parents) and still the answer
+  # (the factored seeds find it too, as x (3 - 2 y - x), and would win from the pool).
+  floor_cfg = dataclasses.replace(helpers.SMALL_SEARCH, poly_floor=True, composite_seeds=False,
+                                  factor_seeds=False)
   fl = search.Round(eng, d, floor_cfg, "oneshot", 0, seed=0)
   fl.init_pool()
   assert not [c for c in fl.pool.entries if c.origin == "poly"]
