@@ -17,9 +17,10 @@
 #       # (2026-11-25: 5.5 min of benchmarks; phase 1 ran at ~15 steps/s, pipeline-bound; kill a
 #       # diverging run with `pkill -f "phase=al[l]"`: a pattern that does not match itself)
 #   bash experiments/gpu_session.sh bench [SECONDS]  # the benchmarks the issues need, most needed
-#       # first, within SECONDS (default 540; `bench 340` leaves a 15-minute lease room for a
-#       # `chunk`) -> $OUT (since the seventh lease: the `paper` step with cuBLASLt's
-#       # epilogues and its fusion sources, the same without them, `small` with them)
+#       # first, within SECONDS (default 540; `bench 460` leaves a 15-minute lease room for a
+#       # `chunk 3 300`) -> $OUT (since the seventh lease: the `paper` step with cuBLASLt's
+#       # epilogues and its fusion sources, the same without them, then with them and cuDNN's
+#       # LayerNorm)
 #   bash experiments/gpu_session.sh chunk PHASE [SECONDS]  # one phase in one call, from carried
 #       # bf16 params (.ckpt_work/params) and compilation cache: training across 15-min leases
 #   bash experiments/gpu_session.sh train 1500 2000,1200,2000,1200,1600
