@@ -30,7 +30,8 @@ STROGATZ = "strogatz"
 # on (search_overrides(*SWEEP_OVERRIDES)), so none is accepted and then ignored.
 SWEEP_OVERRIDES = ("rounds", "iters", "workers", "simplify_helpers", "overlap", "fitter", "simplify",
                    "n_init", "poly_terms", "poly_floor", "sep_terms", "power_seeds",
-                   "factor_seeds", "composite_seeds", "transform_seeds", "long_terms")
+                   "factor_seeds", "composite_seeds", "transform_seeds", "wave_seeds",
+                   "long_terms")
 
 
 def define_search_flags(datasets_help: str, mode: bool = True, sweep: bool = False) -> None:
@@ -72,6 +73,8 @@ def define_search_flags(datasets_help: str, mode: bool = True, sweep: bool = Fal
     flags.DEFINE_bool("transform_seeds", None, "Override the preset's transformed-target seeds "
                       "(sqrt, 1/ or exp of seeds of y^2, 1/y, log|y|; --notransform_seeds = "
                       "none, the paper).")
+    flags.DEFINE_bool("wave_seeds", None, "Override the preset's wave seeds (A sin(c u + phi) "
+                      "+ d, the frequency c scanned; --nowave_seeds = none, the paper).")
     flags.DEFINE_integer("long_terms", None, "Override the preset's long sums (the best sum "
                          "of up to T terms answers when it pays for its nodes; 0 = never, the "
                          "paper).")

@@ -193,9 +193,9 @@ SIMPLIFY = ("light", "full")
 class SearchConfig:
   """Inference hyperparameters (Table 10 names). The field defaults are Table 10 verbatim;
   `PRESETS['paper']` is Table 10 plus our polynomial, separable, power-law, factored and
-  composite and transformed-target seeds and long sums (poly_terms=0, sep_terms=0,
+  composite, transformed-target and wave seeds and long sums (poly_terms=0, sep_terms=0,
   power_seeds=False, factor_seeds=False, composite_seeds=False, transform_seeds=False,
-  long_terms=0 remove them).
+  wave_seeds=False, long_terms=0 remove them).
 
   An iteration re-encodes one parent and decodes n_new children; a batch is `parents`
   iterations processed together, so T=200 iterations are 40 batches per round.
@@ -259,6 +259,10 @@ class SearchConfig:
   # Our addition (False = the paper): seed each pool with sqrt(S), 1/S and exp(S) for seeds S
   # of y^2, 1/y and log|y| (the 2-D distance, the thin lens; transformed.py).
   transform_seeds: bool = False
+  # Our addition (False = the paper): seed each pool with A sin(c u + phi) + d and its sin and
+  # cos forms, the frequency c scanned, for u a variable or a product or ratio of two or
+  # three (2.5 sin(2.3 t), sin^2(2 pi E t / h); waves.py).
+  wave_seeds: bool = False
   # Our addition (0 = the paper): once per trial, the best sum of up to long_terms separable
   # or polynomial terms (more than the model's 64 tokens hold) replaces the rounds' answer
   # when its validation R2 pays for its extra nodes at alpha per node (long_sums.py).
@@ -320,10 +324,10 @@ PRESETS: dict[str, SearchConfig] = {
     # 10.7 -> 11.6 (BUILD_NOTES, "The `paper` preset on the CPU"), the separable and the
     # power-law, the factored, the composite and the transformed-target seeds and the long
     # sums; --poly_terms=0 --sep_terms=0 --nopower_seeds --nofactor_seeds --nocomposite_seeds
-    # --notransform_seeds --long_terms=0 is the paper.
+    # --notransform_seeds --nowave_seeds --long_terms=0 is the paper.
     "paper": SearchConfig(workers=8, poly_terms=3, sep_terms=2, power_seeds=True,
                           factor_seeds=True, composite_seeds=True, transform_seeds=True,
-                          long_terms=6),
+                          wave_seeds=True, long_terms=6),
     # A 2-core CPU in well under a minute: 2 of Table 10's rounds (T = 200 iterations each),
     # lighter constant fits. T = 50 (before 2026-11-25) was 1.8x faster and 0.07 worse on
     # Strogatz (BUILD_NOTES, "The fast preset's budget"). Polynomial seeds: Strogatz 0.774 ->
@@ -331,11 +335,13 @@ PRESETS: dict[str, SearchConfig] = {
     # at the same complexity over 2 trials (BUILD_NOTES, "Separable seeds"). Power-law seeds:
     # BUILD_NOTES, "Power-law seeds". Factored seeds: BUILD_NOTES, "Factored seeds".
     # Composite seeds: BUILD_NOTES, "Composite seeds". Long sums: BUILD_NOTES, "Long sums".
-    # Transformed-target seeds: BUILD_NOTES, "Transformed-target seeds".
+    # Transformed-target seeds: BUILD_NOTES, "Transformed-target seeds". Wave seeds:
+    # BUILD_NOTES, "Wave seeds".
     "fast": SearchConfig(rounds=2, iterations=200, lbfgs_first=50, lbfgs_last=100,
                          fit_rows=500, score_rows=1000, simplify_helpers=1, poly_terms=3,
                          sep_terms=2, power_seeds=True, factor_seeds=True,
-                         composite_seeds=True, transform_seeds=True, long_terms=6),
+                         composite_seeds=True, transform_seeds=True, wave_seeds=True,
+                         long_terms=6),
 }
 
 

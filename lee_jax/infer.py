@@ -102,6 +102,11 @@ _TRANSFORM = flags.DEFINE_bool("transform_seeds", None,
                                "Seed each round's pool with sqrt(S), 1/S and exp(S) for seeds S of "
                                "y^2, 1/y and log|y| (sqrt((x2-x1)^2 + (y2-y1)^2)); "
                                "--notransform_seeds = none, the paper (default: the preset's).")
+_WAVE = flags.DEFINE_bool("wave_seeds", None,
+                          "Seed each round's pool with A sin(c u + phi) + d and its sin and cos "
+                          "forms, the frequency c scanned, u a variable or a product or ratio of "
+                          "two or three (2.5 sin(2.3 t)); --nowave_seeds = none, the paper "
+                          "(default: the preset's).")
 _LONG = flags.DEFINE_integer("long_terms", None,
                              "Once per trial, the best sum of up to T one-variable or product "
                              "terms (or monomials) answers instead when its validation R2 pays "
@@ -157,7 +162,8 @@ def search_config() -> configs.SearchConfig:
                                      poly_floor=_POLY_FLOOR.value, sep_terms=_SEP.value,
                                      power_seeds=_POWER.value, factor_seeds=_FACTOR.value,
                                      composite_seeds=_COMPOSITE.value,
-                                     transform_seeds=_TRANSFORM.value, long_terms=_LONG.value,
+                                     transform_seeds=_TRANSFORM.value, wave_seeds=_WAVE.value,
+                                     long_terms=_LONG.value,
                                      simplify=_SIMPLIFY.value)
     if cfg.fitter == "jax":
       fit.fit_backend()  # $LEE_JAX_FIT_BACKEND names a platform here, before any search

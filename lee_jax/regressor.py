@@ -45,7 +45,8 @@ class LEERegressor:
       2-core CPU).
     mode: 'combined', 'iterative', 'gradient', 'oneshot' or 'cmaes'.
     rounds, iterations, workers, pool_size, fitter, latent_noise, poly_terms, poly_floor,
-      sep_terms, power_seeds, factor_seeds, composite_seeds, transform_seeds, long_terms,
+      sep_terms, power_seeds, factor_seeds, composite_seeds, transform_seeds, wave_seeds,
+      long_terms,
       simplify: override
       the preset
       when not None (fitter: 'scipy' or 'jax';
@@ -59,7 +60,9 @@ class LEERegressor:
       composite_seeds: sums of functions of products and ratios of variables, alone and
       times power laws (n0 exp(-m g x / (kb T))), join it, False = the paper;
       transform_seeds: sqrt(S), 1/S and exp(S) for seeds S of y^2, 1/y and log|y|
-      (sqrt((x2-x1)^2 + (y2-y1)^2)) join it, False = the paper; long_terms
+      (sqrt((x2-x1)^2 + (y2-y1)^2)) join it, False = the paper; wave_seeds: A sin(c u +
+      phi) + d and its sin and cos forms, the frequency c scanned, u a variable or a product
+      or ratio of two or three (2.5 sin(2.3 t)), join it, False = the paper; long_terms
       T: the best sum of up to T such terms or monomials answers instead when its
       validation R2 pays for its extra nodes, 0 = never, the paper; simplify:
       'light' ranks candidates by SymPy's simplify without its trig passes, 'full' as the
@@ -86,7 +89,8 @@ class LEERegressor:
                poly_terms: int | None = None, poly_floor: bool | None = None,
                sep_terms: int | None = None, power_seeds: bool | None = None,
                factor_seeds: bool | None = None, composite_seeds: bool | None = None,
-               transform_seeds: bool | None = None, long_terms: int | None = None,
+               transform_seeds: bool | None = None, wave_seeds: bool | None = None,
+               long_terms: int | None = None,
                simplify: str | None = None,
                max_time: float | None = None, val_fraction: float = 0.2,
                select_k_best: int | None = None, warm_start: bool = False, seed: int = 0,
@@ -107,6 +111,7 @@ class LEERegressor:
     self.factor_seeds = factor_seeds
     self.composite_seeds = composite_seeds
     self.transform_seeds = transform_seeds
+    self.wave_seeds = wave_seeds
     self.long_terms = long_terms
     self.simplify = simplify
     self.max_time = max_time
@@ -121,7 +126,8 @@ class LEERegressor:
     self.__dict__.update(state)
     # parameters added since:
     for name in ("select_k_best", "poly_terms", "poly_floor", "sep_terms", "power_seeds",
-                 "factor_seeds", "composite_seeds", "transform_seeds", "long_terms", "simplify"):
+                 "factor_seeds", "composite_seeds", "transform_seeds", "wave_seeds", "long_terms",
+                 "simplify"):
       self.__dict__.setdefault(name, None)
     if "n_features_in_" in state and "selected_features_" not in state:
       self.selected_features_ = list(range(state["n_features_in_"]))
@@ -167,6 +173,7 @@ class LEERegressor:
                                      factor_seeds=self.factor_seeds,
                                      composite_seeds=self.composite_seeds,
                                      transform_seeds=self.transform_seeds,
+                                     wave_seeds=self.wave_seeds,
                                      long_terms=self.long_terms,
                                      simplify=self.simplify)
 

@@ -37,6 +37,7 @@ from lee_jax import fit
 from lee_jax import polynomial
 from lee_jax import power_law
 from lee_jax import transformed
+from lee_jax import waves
 from lee_jax import separable
 from lee_jax import pool as pool_lib
 from lee_jax import score
@@ -383,6 +384,10 @@ class Round:
       champ = self.pool.champion()
       self._merge_short(seeds, "transform", transformed.MAX_COMPLEXITY,
                         above=champ.score if champ else -np.inf, exact=transformed.EXACT)
+    if self.cfg.wave_seeds:  # A sin(c u + phi) + d, the frequency c scanned: 2.5 sin(2.3 t)
+      with self.timer("wave"):
+        seeds = waves.wave_fits(*self.fit_rows, self.fit_weights)
+      self._merge_short(seeds, "wave")
     if self.data.init_nodes:  # a warm start: earlier answers join the pool as candidates
       self.pool.merge(self._score_apart(self.data.init_nodes, "warm"))
     self.record(0)

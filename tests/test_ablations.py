@@ -64,6 +64,8 @@ def test_every_table_runs_end_to_end_and_resumes(tmp_path):
           for l in lines[f].splitlines()} == {False}
   assert {json.loads(l)["search"]["transform_seeds"] for f in FOLDERS
           for l in lines[f].splitlines()} == {False}
+  assert {json.loads(l)["search"]["wave_seeds"] for f in FOLDERS
+          for l in lines[f].splitlines()} == {False}
   assert {json.loads(l)["search"]["long_terms"] for f in FOLDERS
           for l in lines[f].splitlines()} == {0}
   expected = {"2": ({"iterative", "gradient", "combined"}, {"0.0", "0.1"}),
@@ -102,13 +104,13 @@ def test_every_shared_search_flag_reaches_every_setting(tmp_path):
   # --overlap, --poly_terms and --poly_floor were once accepted here and then ignored.
   r = _run(tmp_path, "--table=2,10", "--random_model=tiny", *SMALL, "--overlap", "--poly_terms=2",
            "--poly_floor", "--fitter=jax", "--power_seeds", "--factor_seeds", "--composite_seeds",
-           "--transform_seeds", "--long_terms=4", "--dry_run")
+           "--transform_seeds", "--wave_seeds", "--long_terms=4", "--dry_run")
   assert r.returncode == 0, r.stderr
   commands = [l for l in r.stdout.splitlines() if "srbench.py" in l]
   assert len(commands) == 5  # iterative, gradient, combined, P = 8, P = 32
   for flag in ("--overlap=True", "--poly_terms=2", "--poly_floor=True", "--fitter=jax", "--rounds=1",
                "--power_seeds=True", "--factor_seeds=True", "--composite_seeds=True",
-               "--transform_seeds=True", "--long_terms=4"):
+               "--transform_seeds=True", "--wave_seeds=True", "--long_terms=4"):
     assert all(flag in c for c in commands), flag
 
 

@@ -194,10 +194,11 @@ def test_a_decoder_emitting_only_eos_is_counted_not_fatal(eos_engine, data):
   res = search.run_round(eos_engine, data, helpers.SMALL_SEARCH, "combined", 0, seed=0)
   assert res.failures["invalid"] >= 1 and res.unique >= 1
   assert res.winner is not None and res.winner.origin in ("baseline", "poly", "separable", "power",
-                                                         "factor", "composite", "transform")
+                                                         "factor", "composite", "transform",
+                                                         "wave")
   bare = dataclasses.replace(helpers.SMALL_SEARCH, baselines=False, poly_terms=0, sep_terms=0,
                              power_seeds=False, factor_seeds=False, composite_seeds=False,
-                             transform_seeds=False)
+                             transform_seeds=False, wave_seeds=False)
   res = search.run_round(eos_engine, data, bare, "iterative", 0, seed=0)
   assert res.winner is None and not res.pool and res.failures["invalid"] >= 1
 
@@ -555,3 +556,16 @@ def test_transformed_seeds_join_the_pool_and_win_a_feynman_law(eng):
     got = [c for c in r.pool.entries if c.origin == "transform"]
     assert {c.origin for c in got} == joined
     assert all(c.r2_val > 1 - 1e-9 and c.score <= champ.score for c in got)
+
+
+def test_wave_seeds_join_the_pool_and_win_a_law_with_a_frequency(eng):
+  X = np.random.default_rng(10).uniform(-5, 5, (300, 1))
+  y = 2.5 * np.sin(2.3 * X[:, 0])  # the search answered it with a 16-node polynomial
+  d = search.SearchData(X[:240], y[:240], X[240:], y[240:])
+  assert helpers.SMALL_SEARCH.wave_seeds and configs.PRESETS["paper"].wave_seeds
+  assert _seeds_win(eng, X, y, "wave").winner.complexity <= 6  # 2.5 sin(2.3 x)
+  off = search.Round(eng, d, dataclasses.replace(helpers.SMALL_SEARCH, wave_seeds=False),
+                     "oneshot", 0, seed=0)
+  off.init_pool()
+  assert "wave" not in {c.origin for c in off.pool.entries}
+  assert off.pool.champion().r2_val < 0.999  # what the other seeds and the decodes offer
