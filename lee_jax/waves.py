@@ -3,7 +3,7 @@
 The other seed families put their functions around a variable or a product of variables as
 they are: sin(x), cos(m g x / (kb T)). A law with a frequency inside, 2.5 sin(2.3 t) or the
 Rabi probability sin^2(2 pi E t / h) = 1/2 - 1/2 cos(4 pi E t / h), is then a curve: the
-search answered the first with a 16-node polynomial in t and tanh(t), and the constant
+search answered the first with a five-term sum of powers of t and tanh(t), and the constant
 c inside the sine is no easier for the constant fits, whose loss is a comb of local minima
 in c. Here the frequency is scanned instead: for every argument u (each variable, and each
 product or ratio of two or three variables, `composite.monomials`) and every c on a grid of
@@ -11,10 +11,11 @@ CYCLES_STEP cycles across u's span, least squares gives a sin(c u) + b cos(c u) 
 phase costs nothing; the best c of the best arguments is refined on finer grids about it
 (`scan`). The KEEP arguments that explain the most of y (weighted R2), where that is more
 than noise would (`significant`: the scan tries thousands of argument and frequency pairs,
-and on a 40-row table one of them explains half of pure noise), give their seeds (`seeds`): the phase
-form A sin(c u + phi) + d, and a sin(c u) + d and a cos(c u) + d at the same c, each with
-and without d. The same runs on y / M for the first QUOTIENTS quotient laws M
-(`factored.quotients`), each seed times M: x1 sin(0.5 x0). The search refits every constant, c among them, from these
+and on 40 rows of pure noise with 5 columns the best explains a third of it), give their
+seeds (`seeds`): the phase form A sin(c u + phi) + d, and a sin(c u) + d and a cos(c u) + d
+at the same c, each with and without d. The same runs on y / M for the first QUOTIENTS
+quotient laws M (`factored.quotients`: power laws of the columns that keep one sign), each
+seed times M: x2 cos(3 x0 x1). The search refits every constant, c among them, from these
 starting values, and scores the seeds like any candidate.
 """
 
