@@ -146,19 +146,28 @@ def _sums(X: np.ndarray, y: np.ndarray, w: np.ndarray, ranking: Ranking, keep: i
           if E.variables_used(s) & table.keys()]
 
 
+def first_rows(X, y, weights, rows: int):
+  """(X, y, w) as float arrays on the first `rows` rows of positive weight (w: ones when
+  weights is None); None when y is not finite."""
+  X = np.asarray(X, np.float64)
+  y = np.asarray(y, np.float64)
+  w = np.ones(len(y)) if weights is None else np.asarray(weights, np.float64)
+  if not np.isfinite(y).all():
+    return None
+  use = np.flatnonzero(w > 0)[:rows]
+  return X[use], y[use], w[use]
+
+
 def composite_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None,
                    keep: int = KEEP, products: int = PRODUCTS, max_terms: int = MAX_TERMS,
                    rows: int = ROWS, limit: int = polynomial.SUBSET_LIMIT) -> list[E.Node]:
   """Separable sums with monomial arguments, of y and of y / M for every quotient law M
   (times M), found on the first `rows` rows of positive weight. Empty when y is not finite
   or fewer than two columns are usable."""
-  X = np.asarray(X, np.float64)
-  y = np.asarray(y, np.float64)
-  w = np.ones(len(y)) if weights is None else np.asarray(weights, np.float64)
-  if not np.isfinite(y).all():
+  data = first_rows(X, y, weights, rows)
+  if data is None:
     return []
-  use = np.flatnonzero(w > 0)[:rows]
-  X, y, w = X[use], y[use], w[use]
+  X, y, w = data
   monos = monomials(X)
   if len(y) < 2 * (max_terms + 1) or not monos:
     return []

@@ -41,8 +41,8 @@ class LEERegressor:
   Args:
     checkpoint: trained model directory (None: the one shipped with the package).
     preset: 'paper' (Table 10 plus the polynomial, separable, power-law, factored,
-      composite and transformed-target seeds and long sums) or 'fast' (a small budget for a
-      2-core CPU).
+      composite, transformed-target and wave seeds and long sums) or 'fast' (a small budget
+      for a 2-core CPU).
     mode: 'combined', 'iterative', 'gradient', 'oneshot' or 'cmaes'.
     rounds, iterations, workers, pool_size, fitter, latent_noise, poly_terms, poly_floor,
       sep_terms, power_seeds, factor_seeds, composite_seeds, transform_seeds, wave_seeds,

@@ -149,8 +149,10 @@ def seeds(u: np.ndarray, arg: E.Node, c: float, y: np.ndarray, w: np.ndarray) ->
   return out
 
 
-def _target_seeds(X: np.ndarray, y: np.ndarray, w: np.ndarray, args: list[dict[int, int]],
-                  U: np.ndarray, keep: int) -> list[E.Node]:
+def _target_seeds(y: np.ndarray, w: np.ndarray, args: list[dict[int, int]], U: np.ndarray,
+                  keep: int) -> list[E.Node]:
+  """The seeds of the keep arguments (columns of U) whose best wave explains the most of y,
+  those above `significant`."""
   c, r2 = scan(U, y, w, refine=keep)
   floor = significant(len(y), U.shape[1] * len(grid()))
   out = []
@@ -165,13 +167,10 @@ def wave_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None,
               limit: int = polynomial.SUBSET_LIMIT) -> list[E.Node]:
   """Wave seeds of y and of y / M for every quotient law M (times M), found on the first
   `rows` rows of positive weight. Empty when y is not finite or nothing is usable."""
-  X = np.asarray(X, np.float64)
-  y = np.asarray(y, np.float64)
-  w = np.ones(len(y)) if weights is None else np.asarray(weights, np.float64)
-  if not np.isfinite(y).all():
+  data = composite.first_rows(X, y, weights, rows)
+  if data is None:
     return []
-  use = np.flatnonzero(w > 0)[:rows]
-  X, y, w = X[use], y[use], w[use]
+  X, y, w = data
   args = arguments(X)
   if len(y) < 8 or not args:
     return []
@@ -180,8 +179,8 @@ def wave_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None,
   args, U = [m for m, o in zip(args, ok) if o], U[:, ok]
   if not args:
     return []
-  out = _target_seeds(X, y, w, args, U, keep)
+  out = _target_seeds(y, w, args, U, keep)
   for exps, q in itertools.islice(factored.quotients(X, y, w, limit), QUOTIENTS):
     out += [power_law.times_power(s, exps)
-            for s in _target_seeds(X, q, w, args, U, quotient_keep)]
+            for s in _target_seeds(q, w, args, U, quotient_keep)]
   return out
