@@ -132,10 +132,10 @@ def seeds(u: np.ndarray, arg: E.Node, c: float, y: np.ndarray, w: np.ndarray) ->
   out = []
   with np.errstate(all="ignore"):
     s, k = np.sin(c * u), np.cos(c * u)
+  sw = np.sqrt(w)
   for intercept in (True, False):
     for kind, cols in (("phase", (s, k)), ("sin", (s,)), ("cos", (k,))):
       M = np.stack(cols + ((np.ones_like(u),) if intercept else ()), axis=1)
-      sw = np.sqrt(w)
       coef = np.linalg.lstsq(M * sw[:, None], y * sw, rcond=None)[0]
       if not np.isfinite(coef).all():
         continue
