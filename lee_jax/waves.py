@@ -48,13 +48,15 @@ ROWS = 200  # rows the frequencies are found on; the search refits on all of the
 CHUNK = 64  # arguments scanned at once ([grid, rows, CHUNK] floats)
 
 
-def arguments(X: np.ndarray) -> list[dict[int, int]]:
-  """{variable: exponent} for every usable variable (finite, not constant) and every product
-  or ratio of 2..MAX_VARS of them (`composite.monomials`)."""
+def arguments(X: np.ndarray) -> tuple[list[dict[int, int]], np.ndarray]:
+  """The usable arguments ({variable: exponent}) and their values ([n, A]): every variable
+  and every product or ratio of 2..MAX_VARS of them (`composite.monomials`) that is finite
+  and not constant on the rows."""
+  args = [{i: 1} for i in range(X.shape[1])] + composite.monomials(X, MAX_VARS, MONOMIAL_LIMIT)
+  U = np.stack([power_law.law_values(X, m) for m in args], axis=1)
   with np.errstate(all="ignore"):
-    single = [{i: 1} for i in range(X.shape[1])
-              if np.isfinite(X[:, i]).all() and np.ptp(X[:, i]) > 0]
-  return single + composite.monomials(X, MAX_VARS, MONOMIAL_LIMIT)
+    ok = np.isfinite(U).all(axis=0) & (np.ptp(U, axis=0) > 0)
+  return [m for m, o in zip(args, ok) if o], U[:, ok]
 
 
 def _shares(U: np.ndarray, c: np.ndarray, yc: np.ndarray, p: np.ndarray,
@@ -171,13 +173,8 @@ def wave_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None,
   if data is None:
     return []
   X, y, w = data
-  args = arguments(X)
+  args, U = arguments(X)
   if len(y) < 8 or not args:
-    return []
-  U = np.stack([power_law.law_values(X, m) for m in args], axis=1)
-  ok = np.isfinite(U).all(axis=0) & (np.ptp(U, axis=0) > 0)
-  args, U = [m for m, o in zip(args, ok) if o], U[:, ok]
-  if not args:
     return []
   out = _target_seeds(y, w, args, U, keep)
   for exps, q in itertools.islice(factored.quotients(X, y, w, limit), QUOTIENTS):
