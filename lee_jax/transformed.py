@@ -41,33 +41,53 @@ KEEP = 12  # seeds, by their R2 on y, that the search fits and scores
 # A seed this close to validation R2 1 joins the pool even where its extra nodes cost more
 # score than its R2 gains: sqrt(w^2/c^2 - pi^2/d^2) at 14 nodes against a 0.9989 fit at 12.
 EXACT = 1e-6
+# The most of the weighted rows that may have the other sign (or zero) where y keeps one
+# sign up to noise (`one_sign`).
+MINORITY = 0.1
 # Rows the seeds are found on (the first of the search's fit rows, a random draw): the
 # factored seeds' subset searches dominate the cost, and the search refits on all rows.
 ROWS = 200
 
 
 def one_sign(y: np.ndarray, w: np.ndarray) -> float | None:
-  """+1 or -1 when every weighted row of y has that sign (none zero), else None."""
+  """+1 or -1 when y keeps that sign up to noise: the other sign (or zero) on at most
+  MINORITY of the weighted rows, each of them nearer zero than the median row. Noise of 10%
+  of y's RMS flips the sign of 0.01-30% of the rows of a positive Feynman law (83 of them)
+  that is near zero there, where a law that changes sign crosses zero with large values on
+  both sides. None otherwise."""
   rows = w > 0
-  if (y[rows] > 0).all():
-    return 1.0
-  if (y[rows] < 0).all():
-    return -1.0
+  y, w = y[rows], w[rows]
+  if not len(y):
+    return None
+  for sign in (1.0, -1.0):
+    other = sign * y <= 0
+    share = w[other].sum() / w.sum()
+    if share == 0 or (share <= MINORITY and share < 0.5
+                      and np.abs(y[other]).max() < np.median(np.abs(y[~other]))):
+      return sign
   return None
 
 
 def targets(y: np.ndarray, w: np.ndarray):
-  """(name, sign, g(sign * y)) for each transform y admits (`TRANSFORMS`)."""
+  """(name, sign, rows, g(sign * y[rows]), weights) for each transform y admits
+  (`TRANSFORMS`): rows are those of y's sign (`one_sign`), weights w times the inverse of
+  the variance that noise on y gives g (1 / g'(y)^2, the delta method), so that a least-
+  squares fit of g(y) weighs the rows as a fit of y would: 1/y^2 for the square (y floored
+  at its 5% quantile, where noise passes the signal), y^4 for the reciprocal, y^2 for the
+  log. Unweighted, a noisy y's near-zero rows dominate 1/y and log y, and its large ones y^2,
+  and the seeds found there are no laws (eps 0.1: the thin lens's seed a 26-node fit)."""
   sign = one_sign(y, w)
   if sign is None:
     return
-  # No floor on |y|: a Gaussian's tail is 1e-5 of its peak and exact under the log. Noise
-  # near zero makes poor seeds there, which `best` leaves out.
-  a = sign * y
+  rows = (sign * y > 0) & (w > 0)
+  # No floor on |y| in the transforms: a Gaussian's tail is 1e-5 of its peak and exact
+  # under the log. Noise near zero makes poor seeds there, which `best` leaves out.
+  a, w = sign * y[rows], w[rows]
+  floor = np.quantile(a, 0.05)
   with np.errstate(all="ignore"):
-    yield "square", sign, a * a
-    yield "reciprocal", sign, 1.0 / a
-    yield "log", sign, np.log(a)
+    yield "square", sign, rows, a * a, w / np.maximum(a, floor) ** 2
+    yield "reciprocal", sign, rows, 1.0 / a, w * a ** 4
+    yield "log", sign, rows, np.log(a), w * a * a
 
 
 def inverse(name: str, sign: float, s: E.Node) -> E.Node:
@@ -150,10 +170,17 @@ def transformed_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = 
     return []
   X, y, w = X[w > 0], y[w > 0], w[w > 0]  # a row of weight 0 may hold any sign
   out = []
-  for name, sign, t in targets(y, w):  # y's sign on every row, not only the first ROWS
-    t = t[:ROWS]
-    if np.isfinite(t).all() and np.ptp(t) > 0:
-      out += [inverse(name, sign, s) for s in inner_fits(name, X[:ROWS], t, w[:ROWS], limit)]
+  # y's sign on every row, not only the first ROWS
+  for name, sign, rows, t, wt in targets(y, w):
+    Xt, t, wt = X[rows][:ROWS], t[:ROWS], wt[:ROWS]
+    if len(t) < 4 or not np.isfinite(t).all() or np.ptp(t) == 0:
+      continue
+    # Fitted both ways, y's weights and the delta method's, and `best` judges the seeds on y:
+    # the delta method's weights find the laws under noise and fit most other targets
+    # better, but they lose some exact ones (the Gaussian's tail weighs 1e-10 in its log).
+    for wi in (w[rows][:ROWS], wt / wt.mean() if np.isfinite(wt).all() else None):
+      if wi is not None:
+        out += [inverse(name, sign, s) for s in inner_fits(name, Xt, t, wi, limit)]
   # Snapped (exact seeds' coefficients of 0.999999 and terms of 1e-15 go) so that they fit
   # in the model's tokens.
   snapped = [without_units(fit.snap(n, X, y, w)) for n in best(out, X, y, w, keep)]

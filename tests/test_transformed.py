@@ -48,14 +48,48 @@ def test_keep_bounds_the_seeds_and_orders_them_by_fit():
 
 def test_which_transforms_a_target_admits():
   w = np.ones(5)
-  assert [n for n, _, _ in T.targets(np.array([1.0, 2, 3, 4, 5]), w)] == list(T.TRANSFORMS)
-  assert [s for _, s, _ in T.targets(-np.arange(1.0, 6), w)] == [-1.0] * 3
+  assert [n for n, *_ in T.targets(np.array([1.0, 2, 3, 4, 5]), w)] == list(T.TRANSFORMS)
+  assert [s for _, s, *_ in T.targets(-np.arange(1.0, 6), w)] == [-1.0] * 3
   assert list(T.targets(np.array([-1.0, 2, 3, 4, 5]), w)) == []  # changes sign
   # a row of weight 0 does not count
-  assert [n for n, _, _ in T.targets(np.array([-1.0, 2, 3, 4, 5]), np.array([0.0, 1, 1, 1, 1]))]
+  assert [n for n, *_ in T.targets(np.array([-1.0, 2, 3, 4, 5]), np.array([0.0, 1, 1, 1, 1]))]
   assert list(T.targets(np.array([0.0, 2, 3, 4, 5]), w)) == []  # a zero has no sign
 
 
+def test_noise_across_zero_keeps_the_sign_and_leaves_those_rows_out():
+  y = np.arange(1.0, 21.0)
+  y[0] = -0.5  # 1 row in 20, nearer zero than the median row: noise
+  (name, sign, rows, t, wt), *_ = T.targets(y, np.ones(20))
+  assert (name, sign) == ("square", 1.0)
+  assert not rows[0] and rows[1:].all()
+  np.testing.assert_allclose(t, y[1:] ** 2)
+  y[0] = -30.0  # as large as the rest: the law changes sign
+  assert list(T.targets(y, np.ones(20))) == []
+  y[0], y[1], y[2] = -0.5, -0.5, -0.5  # 3 in 20: more than MINORITY
+  assert list(T.targets(y, np.ones(20))) == []
+
+
+def test_the_delta_method_weights():
+  # noise on y has variance 4 y^2 sigma^2 in y^2, sigma^2 / y^4 in 1/y, sigma^2 / y^2 in
+  # log y: the weights are their inverses (the square's y floored at its 5% quantile)
+  y = np.linspace(1.0, 10.0, 101)
+  weights = {n: wt for n, _, _, _, wt in T.targets(y, np.ones(101))}
+  a = np.maximum(y, np.quantile(y, 0.05))
+  np.testing.assert_allclose(weights["square"], 1 / a ** 2)
+  np.testing.assert_allclose(weights["reciprocal"], y ** 4)
+  np.testing.assert_allclose(weights["log"], y ** 2)
+
+
+def test_a_noisy_thin_lens_is_seeded():
+  # I.27.6 with 10% noise, a few rows across zero: no seed before the delta weights
+  X = _x(n=400, k=3, lo=0.2, hi=5.0, seed=6)
+  truth = 1 / (1 / X[:, 0] + X[:, 2] / X[:, 1])
+  rng = np.random.default_rng(7)
+  y = truth + rng.normal(0, 0.1 * np.sqrt(np.mean(truth ** 2)), len(truth))
+  nodes = T.transformed_fits(X, y)
+  assert nodes
+  r2 = max(score.r2(truth, trial.predict(n, X)) for n in nodes)
+  assert r2 > 0.99
 def test_degenerate_input_gives_no_seeds():
   X = _x(seed=4)
   assert T.transformed_fits(X, np.full(len(X), 2.0)) == []  # constant
