@@ -4,9 +4,11 @@ Some laws are short only inside an outer function: the distance sqrt((x2-x1)^2 +
 is a six-term polynomial under its root, the thin lens 1/(1/d1 + n/d2) a two-term sum under
 its reciprocal, the Gaussian exp(-theta^2/(2 sigma^2))/sigma a two-term sum under its
 exponential. The other seed families fit y itself, where these laws are neither sums nor
-products, and answer them with 20-30-node curve fits. Where y keeps one sign, it is
-transformed by g (y^2, 1/y, log|y|), the power-law, polynomial, separable and factored
-seeds are found for g(y), and each S found comes back as g's inverse of S with y's sign.
+products, and answer them with 20-30-node curve fits. Where y keeps one sign (up to noise:
+`one_sign`), it is transformed by g (y^2, 1/y, log|y|), the power-law, polynomial, separable
+and factored seeds are found for g(y), each by least squares with y's weights and with the
+delta method's (`targets`, the weights noise on y gives g(y)), and each S found comes back
+as g's inverse of S with y's sign.
 The transforms give ~150 such seeds on a Feynman table; the KEEP that fit y best with
 their least-squares constants (R2 on the rows) are kept and snapped (`fit.snap`: an exact
 seed's 0.9999999 coefficients become 1 and leave the tree, `without_units`, which the
@@ -62,7 +64,7 @@ def one_sign(y: np.ndarray, w: np.ndarray) -> float | None:
   for sign in (1.0, -1.0):
     other = sign * y <= 0
     share = w[other].sum() / w.sum()
-    if share == 0 or (share <= MINORITY and share < 0.5
+    if share == 0 or (share <= MINORITY
                       and np.abs(y[other]).max() < np.median(np.abs(y[~other]))):
       return sign
   return None
