@@ -89,7 +89,7 @@ def targets(y: np.ndarray, w: np.ndarray):
   with np.errstate(all="ignore"):
     yield "square", sign, rows, a * a, w / np.maximum(a, floor) ** 2
     yield "reciprocal", sign, rows, 1.0 / a, w * a ** 4
-    yield "log", sign, rows, np.log(a), w * a * a
+    yield "log", sign, rows, np.log(a), power_law.log_weights(a, w)
 
 
 def inverse(name: str, sign: float, s: E.Node) -> E.Node:
