@@ -128,13 +128,15 @@ def power_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None,
   if len(y) < 4 or not np.isfinite(y).all():
     return []
   cols = base_columns(X)
+  if not cols:
+    return []
   out, seen, exact = [], set(), False
   for lw in (w, log_weights(y, w)):
     if exact:  # the logs fit exactly: the law is found, and the second fit finds no other
       break
     sign = 1.0 if (lw @ (y > 0)) >= (lw @ (y < 0)) else -1.0
     rows = (sign * y > 0) & (lw > 0)
-    if not cols or rows.sum() < 4 or lw[rows].sum() < SIGN_SHARE * lw.sum():
+    if rows.sum() < 4 or lw[rows].sum() < SIGN_SHARE * lw.sum():
       continue
     for chosen, a, exact in log_laws(np.log(np.abs(X[rows][:, cols])), np.log(sign * y[rows]),
                                      lw[rows], limit):
