@@ -31,7 +31,7 @@ STROGATZ = "strogatz"
 SWEEP_OVERRIDES = ("rounds", "iters", "workers", "simplify_helpers", "overlap", "fitter", "simplify",
                    "n_init", "poly_terms", "poly_floor", "sep_terms", "power_seeds",
                    "factor_seeds", "composite_seeds", "transform_seeds", "wave_seeds",
-                   "long_terms")
+                   "long_terms", "parsimony")
 
 
 def define_search_flags(datasets_help: str, mode: bool = True, sweep: bool = False) -> None:
@@ -78,6 +78,9 @@ def define_search_flags(datasets_help: str, mode: bool = True, sweep: bool = Fal
     flags.DEFINE_integer("long_terms", None, "Override the preset's long sums (the best sum "
                          "of up to T terms answers when it pays for its nodes; 0 = never, the "
                          "paper).")
+    flags.DEFINE_bool("parsimony", None, "Override the preset's parsimony step (the answer "
+                      "made simpler while BIC on its training rows falls; --noparsimony = the "
+                      "answer as found, the paper).")
     flags.DEFINE_bool("warmup", False, "First run one short untimed trial (every round, one "
                       "gradient period) on the first cell's data: compilation and the worker "
                       "processes' start stay out of the cells' wall times.")

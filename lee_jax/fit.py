@@ -141,24 +141,34 @@ def _nmse(tree: E.Node, X: np.ndarray, y: np.ndarray, w: np.ndarray | None,
 
 
 def fit_constants(node: E.Node, X: np.ndarray, y: np.ndarray, max_iter: int,
-                  exact_gradient: bool = True, weights: np.ndarray | None = None) -> FitResult:
+                  exact_gradient: bool = True, weights: np.ndarray | None = None,
+                  free: np.ndarray | None = None) -> FitResult:
   """Fit the constants of `node` to (X, y), starting from its current values; with per-row
   weights the objective is the weighted mean squared error.
 
   exact_gradient=False lets scipy take finite differences instead (the slower reference that
-  benchmarks compare against).
+  benchmarks compare against). free: a boolean mask over the constants (prefix order); the
+  others keep their values (None: all are fitted).
   """
   X, y = np.asarray(X, np.float64), np.asarray(y, np.float64)
   w = row_weights(weights, len(y))
-  start = np.asarray(E.constants(node), np.float64)
+  every = np.asarray(E.constants(node), np.float64)
+  free = np.ones(len(every), bool) if free is None else np.asarray(free, bool)
+  start = every[free]
   scale = max(_weighted_var(y, w), 1e-12)
 
+  def full(c):
+    out = every.copy()
+    out[free] = c
+    return out
+
   def value(c):  # the finite-difference path: a plain evaluation, as the paper's reference
-    f = _nmse(E.with_constants(node, c), X, y, w, scale)
+    f = _nmse(E.with_constants(node, full(c)), X, y, w, scale)
     return f if np.isfinite(f) else _BAD
 
   def objective(c):
-    pred, jac = value_and_jacobian(node, X, c)
+    pred, jac = value_and_jacobian(node, X, full(c))
+    jac = jac[:, free]
     r = pred - y
     if not np.all(np.isfinite(r)) or not np.all(np.isfinite(jac)):
       return _BAD, np.zeros_like(c)
@@ -172,9 +182,9 @@ def fit_constants(node: E.Node, X: np.ndarray, y: np.ndarray, max_iter: int,
   try:
     f0, _ = objective(start)
     if f0 >= _BAD:
-      return FitResult(node, start, np.inf, 0, False, "nonfinite_start")
+      return FitResult(node, every, np.inf, 0, False, "nonfinite_start")
     if len(start) == 0 or max_iter <= 0:
-      return FitResult(node, start, f0, 0, True)
+      return FitResult(node, every, f0, 0, True)
     fun = objective if exact_gradient else value
     with one_blas_thread():
       res = scipy.optimize.minimize(fun, start, jac=exact_gradient or None, method="L-BFGS-B",
@@ -183,12 +193,13 @@ def fit_constants(node: E.Node, X: np.ndarray, y: np.ndarray, max_iter: int,
     values = np.asarray(res.x, np.float64)
     f = float(res.fun)
     if f >= _BAD or not np.all(np.isfinite(values)):
-      return FitResult(node, start, np.inf, int(res.nit), False, "nonfinite_end")
+      return FitResult(node, every, np.inf, int(res.nit), False, "nonfinite_end")
     if f > f0:  # line-search trouble can end above the start; keep the better point
       values, f = start, f0
+    values = full(values)
     return FitResult(E.with_constants(node, values), values, f, int(res.nit), True)
   except (ArithmeticError, ValueError, np.linalg.LinAlgError) as e:
-    return FitResult(node, start, np.inf, 0, False, f"error: {type(e).__name__}")
+    return FitResult(node, every, np.inf, 0, False, f"error: {type(e).__name__}")
 
 
 # --- snapping a fitted formula: negligible terms, near-integer constants ---------------------
@@ -197,7 +208,7 @@ SNAP_TOL = 1e-9  # NMSE (a fraction of the target's variance) all of a node's sn
 SNAP_NEAR = 1e-4  # constants tried: |c| <= this (-> 0), or this close, relatively, to an integer
 
 
-def _without_one_term(node: E.Node):
+def without_one_term(node: E.Node):
   """Every tree that is `node` with one operand of one of its sums dropped
   (add(a, b) -> a or b; sub(a, b) -> a or neg(b)), outermost sums first."""
   if node.name in ("add", "sub"):
@@ -205,7 +216,7 @@ def _without_one_term(node: E.Node):
     yield a
     yield b if node.name == "add" else E.op("neg", b)
   for i, child in enumerate(node.children):
-    for v in _without_one_term(child):
+    for v in without_one_term(child):
       yield E.Node(node.name, node.children[:i] + (v,) + node.children[i + 1:], node.value)
 
 
@@ -233,7 +244,7 @@ def snap(node: E.Node, X: np.ndarray, y: np.ndarray, weights: np.ndarray | None 
     return node
   out = node
   while True:  # each accepted drop shortens the tree
-    shorter = next((t for t in _without_one_term(out) if nmse(t) <= limit), None)
+    shorter = next((t for t in without_one_term(out) if nmse(t) <= limit), None)
     if shorter is None:
       break
     out = shorter

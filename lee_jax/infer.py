@@ -112,6 +112,11 @@ _LONG = flags.DEFINE_integer("long_terms", None,
                              "terms (or monomials) answers instead when its validation R2 pays "
                              "for its extra nodes at alpha per node; 0 = never, the paper "
                              "(default: the preset's).")
+_PARSIMONY = flags.DEFINE_bool("parsimony", None,
+                               "The answer steps to simpler variants (a summand dropped, a "
+                               "constant fixed at an integer or a small half, the rest refitted) "
+                               "while BIC on its training rows falls; --noparsimony = the answer "
+                               "as found, the paper (default: the preset's).")
 _MAX_TIME = flags.DEFINE_float("max_time", None,
                                "Seconds per trial (default: no limit). Past it the search stops "
                                "refining and answers from what it has; round 1 always builds its "
@@ -163,7 +168,7 @@ def search_config() -> configs.SearchConfig:
                                      power_seeds=_POWER.value, factor_seeds=_FACTOR.value,
                                      composite_seeds=_COMPOSITE.value,
                                      transform_seeds=_TRANSFORM.value, wave_seeds=_WAVE.value,
-                                     long_terms=_LONG.value,
+                                     long_terms=_LONG.value, parsimony=_PARSIMONY.value,
                                      simplify=_SIMPLIFY.value)
     if cfg.fitter == "jax":
       fit.fit_backend()  # $LEE_JAX_FIT_BACKEND names a platform here, before any search

@@ -46,7 +46,7 @@ class LEERegressor:
     mode: 'combined', 'iterative', 'gradient', 'oneshot' or 'cmaes'.
     rounds, iterations, workers, pool_size, fitter, latent_noise, poly_terms, poly_floor,
       sep_terms, power_seeds, factor_seeds, composite_seeds, transform_seeds, wave_seeds,
-      long_terms,
+      long_terms, parsimony,
       simplify: override
       the preset
       when not None (fitter: 'scipy' or 'jax';
@@ -64,7 +64,9 @@ class LEERegressor:
       phi) + d and its sin and cos forms, the frequency c scanned, u a variable or a product
       or ratio of two or three (2.5 sin(2.3 t)), join it, False = the paper; long_terms
       T: the best sum of up to T such terms or monomials answers instead when its
-      validation R2 pays for its extra nodes, 0 = never, the paper; simplify:
+      validation R2 pays for its extra nodes, 0 = never, the paper; parsimony: the answer
+      steps to simpler variants (a summand dropped, a constant fixed at an integer or a
+      small half) while BIC on its training rows falls, False = the paper; simplify:
       'light' ranks candidates by SymPy's simplify without its trig passes, 'full' as the
       paper;
       reported complexities are always the full one). With workers > 1 the worker
@@ -90,7 +92,7 @@ class LEERegressor:
                sep_terms: int | None = None, power_seeds: bool | None = None,
                factor_seeds: bool | None = None, composite_seeds: bool | None = None,
                transform_seeds: bool | None = None, wave_seeds: bool | None = None,
-               long_terms: int | None = None,
+               long_terms: int | None = None, parsimony: bool | None = None,
                simplify: str | None = None,
                max_time: float | None = None, val_fraction: float = 0.2,
                select_k_best: int | None = None, warm_start: bool = False, seed: int = 0,
@@ -113,6 +115,7 @@ class LEERegressor:
     self.transform_seeds = transform_seeds
     self.wave_seeds = wave_seeds
     self.long_terms = long_terms
+    self.parsimony = parsimony
     self.simplify = simplify
     self.max_time = max_time
     self.val_fraction = val_fraction
@@ -127,7 +130,7 @@ class LEERegressor:
     # parameters added since:
     for name in ("select_k_best", "poly_terms", "poly_floor", "sep_terms", "power_seeds",
                  "factor_seeds", "composite_seeds", "transform_seeds", "wave_seeds", "long_terms",
-                 "simplify"):
+                 "parsimony", "simplify"):
       self.__dict__.setdefault(name, None)
     if "n_features_in_" in state and "selected_features_" not in state:
       self.selected_features_ = list(range(state["n_features_in_"]))
@@ -175,6 +178,7 @@ class LEERegressor:
                                      transform_seeds=self.transform_seeds,
                                      wave_seeds=self.wave_seeds,
                                      long_terms=self.long_terms,
+                                     parsimony=self.parsimony,
                                      simplify=self.simplify)
 
   def fit(self, X, y, sample_weight=None) -> "LEERegressor":
@@ -227,7 +231,7 @@ class LEERegressor:
     self.best_node_ = result.winner.node  # full-precision constants
     self.best_prefix_ = " ".join(E.to_prefix(result.winner.node))
     self.complexity_ = result.winner.complexity
-    front = trial_lib.pareto_front(result.rounds, [result.long_sum])
+    front = trial_lib.equation_table(result)
     self.equation_nodes_ = [c.node for c in front]  # full precision, for predict(index=...)
     self.equations_ = [
         {"complexity": c.complexity, "r2_val": c.r2_val, "prefix": " ".join(E.to_prefix(c.node)),

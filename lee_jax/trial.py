@@ -28,6 +28,7 @@ from lee_jax import engine as engine_lib
 from lee_jax import evaluate
 from lee_jax import expr as E
 from lee_jax import long_sums
+from lee_jax import parsimony
 from lee_jax import pool as pool_lib
 from lee_jax import score
 from lee_jax import search
@@ -41,7 +42,8 @@ class TrialResult:
   wall_time: float
   timed_out: bool = False  # the time limit cut the search short (rounds stopped or skipped)
   long_sum: pool_lib.Candidate | None = None  # the best long sum (long_sums.py), answer or not
-  timings: dict = dataclasses.field(default_factory=dict)  # trial-level seconds (long sums)
+  timings: dict = dataclasses.field(default_factory=dict)  # trial-level seconds (long sums, parsimony)
+  as_found: pool_lib.Candidate | None = None  # the answer before the parsimony step changed it
 
   def failures(self) -> dict[str, int]:
     """Failure counts summed over the rounds."""
@@ -154,9 +156,18 @@ def run_trial(engine: engine_lib.Engine, data: search.SearchData, cfg: configs.S
   winner_round = next((r.round_index for r in results if r.winner is best), None) if best else None
   if long_sums.pays(long, best, cfg.alpha):
     best, winner_round = long, None
+  as_found = None
+  if cfg.parsimony and best is not None:
+    t1 = time.perf_counter()
+    simpler = parsimony.answer(best, data, cfg.alpha, cfg.probe_points, seed)
+    timings["parsimony"] = time.perf_counter() - t1
+    if simpler is not best:
+      if best is long:  # the answer is still the long sum, in its simpler form
+        long = simpler
+      best, as_found = simpler, best
   return TrialResult(best, winner_round, results, time.perf_counter() - t0,
                      timed_out=any(r.timed_out for r in results) or len(results) < cfg.rounds,
-                     long_sum=long, timings=timings)
+                     long_sum=long, timings=timings, as_found=as_found)
 
 
 def rounds_answer(rounds: list[search.RoundResult]) -> pool_lib.Candidate | None:
@@ -218,10 +229,19 @@ def pareto_front(rounds: list[search.RoundResult],
   return front
 
 
+def equation_table(result: TrialResult) -> list[pool_lib.Candidate]:
+  """The trial's Pareto front: every round's pool and winner, the long sum and the answer
+  (which the parsimony step may have made simpler than any of them)."""
+  return pareto_front(result.rounds, [result.long_sum, result.winner])
+
+
 def sympy_of(node: E.Node, names, digits: int | None = 4) -> sympy.Expr:
   """The simplified SymPy form over column names, constants at `digits` significant figures
   (None: full precision, for a formula that is evaluated rather than read)."""
   expr = complexity.simplify(complexity.build(node, names))
+  # SymPy's trigonometric passes can leave a whole constant as a float: -1.0*cos(x - y)
+  expr = expr.xreplace({f: sympy.Integer(int(f)) for f in expr.atoms(sympy.Float)
+                        if float(f).is_integer() and abs(f) < 1e15})
   if digits is None:
     return expr
   return expr.xreplace({f: sympy.Float(f, digits) for f in expr.atoms(sympy.Float)})
@@ -268,6 +288,8 @@ def report(result: TrialResult, X_test: np.ndarray, y_test: np.ndarray, data: se
         out["rounds_answer"] = candidate_summary(rounds_best, X_test, y_test, names, w_test)
     else:
       out["long_sum"] = candidate_summary(result.long_sum, X_test, y_test, names, w_test)
+  if result.as_found is not None:  # what the parsimony step started from
+    out["as_found"] = candidate_summary(result.as_found, X_test, y_test, names, w_test)
   out["rounds"] = [{
       "round": r.round_index, "seed": r.seed, "candidates": r.candidates,
       "r2_val": r.winner.r2_val if r.winner else None,
@@ -278,7 +300,7 @@ def report(result: TrialResult, X_test: np.ndarray, y_test: np.ndarray, data: se
   } for r in result.rounds]
   out["equations"] = [{"complexity": c.complexity, "r2_val": c.r2_val,
                        "expression": str(complexity.build(c.node, names))}
-                      for c in pareto_front(result.rounds, [result.long_sum])]
+                      for c in equation_table(result)]
   return json_safe(out)
 
 

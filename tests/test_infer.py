@@ -102,7 +102,7 @@ def test_search_with_a_checkpoint_prints_the_answer_and_writes_json(ckpt, tmp_pa
   r = _infer("--dataset", "strogatz_shearflow1", "--checkpoint", ckpt, "--rounds", "1",
              "--iters", "5", "--trials", "2", "--out", str(out), "--plot", str(tmp_path / "f.png"),
              "--nopower_seeds", "--nofactor_seeds", "--nocomposite_seeds", "--notransform_seeds",
-             "--nowave_seeds", "--long_terms=0")
+             "--nowave_seeds", "--long_terms=0", "--noparsimony")
   assert r.returncode == 0, r.stderr
   for t in (1, 2):  # one figure per trial
     assert (tmp_path / f"f_trial{t}.png").read_bytes()[:4] == b"\x89PNG"
@@ -121,6 +121,7 @@ def test_search_with_a_checkpoint_prints_the_answer_and_writes_json(ckpt, tmp_pa
   assert "transform" not in t["timings_s"]  # --notransform_seeds
   assert "wave" not in t["timings_s"]  # --nowave_seeds
   assert "long" not in t["timings_s"]  # --long_terms=0
+  assert "parsimony" not in t["timings_s"] and "as_found" not in t  # --noparsimony
   # An existing result is never overwritten by accident.
   again = _infer("--dataset", "strogatz_shearflow1", "--checkpoint", ckpt, "--out", str(out))
   assert again.returncode == 2 and "--overwrite" in again.stderr
