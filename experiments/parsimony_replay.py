@@ -1,0 +1,112 @@
+"""What the parsimony step changes in a finished sweep, without running its search again.
+
+    python experiments/parsimony_replay.py RESULTS.jsonl [--out=REPLAYED.jsonl]
+
+The parsimony step (lee_jax/parsimony.py) runs on the trial's answer after every round and
+the long sum have run, and nothing before it depends on it. For a cell of a sweep run
+without it (--noparsimony, or before it existed) this rebuilds the cell's split (dataset,
+noise, trial seed as srbench.py), refits the recorded answer's constants on the step's rows
+(the record holds them to 3 significant figures) and takes the step. A cell run with it is
+kept as it is. Prints the mean, median and clipped test R2 and complexity before and after
+(`compare_runs.compare`) and each cell whose answer changes; --out writes the cells with the
+replayed answer ("as_found" holds the recorded one; `compare_runs.py` reads them).
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import numpy as np
+from absl import flags
+
+from lee_jax import cli
+from lee_jax import complexity
+from lee_jax import configs
+from lee_jax import datasets
+from lee_jax import expr as E
+from lee_jax import fit
+from lee_jax import parsimony
+from lee_jax import pool as pool_lib
+from lee_jax import score
+from lee_jax import search
+from lee_jax import trial
+
+import compare_runs  # experiments/ is on sys.path when this runs as a script
+
+FLAGS = flags.FLAGS
+
+
+def _define_flags() -> None:  # here, not at import: the tests import this beside lee_jax.infer
+  flags.DEFINE_string("out", None, "Write the replayed cells here (JSONL; not over an existing "
+                      "file).")
+
+
+def replay(cell: dict) -> dict:
+  """The cell's record with the answer the parsimony step gives now ("as_found" holds the
+  recorded one where it changes)."""
+  if not cell.get("found") or cell["search"].get("parsimony") or "as_found" in cell:
+    return cell
+  alpha = cell["search"].get("alpha", configs.SearchConfig.alpha)
+  probe_points = cell["search"].get("probe_points", configs.SearchConfig.probe_points)
+  ds = datasets.load_dataset(cell["dataset"])
+  p = datasets.split(ds.X, ds.y, seed=cell["seed"], noise=cell["noise"])
+  data = search.SearchData.from_split(p)
+  X, y, _ = parsimony.rows(data.X_train, data.y_train, None, cell["seed"])
+  # The record's 3 digits make a fitted 1.002 an exact 1 (which the step holds): every
+  # constant is fitted again. A whole one that `fit.snap` set in the trial comes back to it;
+  # a cell whose formula and complexity stay counts as unchanged.
+  node = fit.fit_constants(E.from_prefix(cell["prefix"].split()), X, y, 200).node
+  found = pool_lib.Candidate(node, *score.ids_and_consts(node, None), cell.get("r2_train", np.nan),
+                             cell["r2_val"], cell["complexity"], np.nan, cell.get("origin", ""))
+  simpler = parsimony.answer(found, data, alpha, probe_points, cell["seed"])
+  names = E.formula_names(ds.feature_names)
+  expr = trial.sympy_of(simpler.node, names)
+  if simpler is found or (str(expr) == cell["expression"]
+                          and simpler.complexity == cell["complexity"]):
+    return cell
+  out = dict(cell)
+  out["as_found"] = {k: cell.get(k) for k in ANSWER}
+  out.update(expression=str(expr), prefix=" ".join(E.to_prefix(simpler.node)),
+             complexity=simpler.complexity, r2_train=simpler.r2_train, r2_val=simpler.r2_val,
+             r2_test=score.r2(p.y_test, trial.predict(simpler.node, p.X_test)))
+  return out
+
+
+ANSWER = ("expression", "complexity", "r2_val", "r2_test", "origin")
+
+
+def _stats(side: dict) -> str:
+  """One side of `compare_runs.compare`."""
+  return (f"mean {side['mean']:.3f}, median {side['median']:.3f}, clipped "
+          f"{side['clipped']:.3f}, complexity {side['complexity']:.2f}")
+
+
+def main(argv):
+  if len(argv) != 2:
+    raise ValueError("usage: parsimony_replay.py RESULTS.jsonl [--out=FILE]")
+  out_path = pathlib.Path(FLAGS.out) if FLAGS.out else None
+  if out_path is not None and out_path.exists():
+    raise ValueError(f"{out_path} exists; name a new file")
+  recorded = compare_runs.read_cells(argv[1])
+  replayed = {}
+  for key, c in recorded.items():
+    replayed[key] = after = replay(c)
+    if after is not c:
+      print(f"  {c['dataset']} (noise {c['noise']}): {c['r2_test']:.4f} C {c['complexity']} "
+            f"{c['expression']}  ->  {after['r2_test']:.4f} C {after['complexity']} "
+            f"{after['expression']}", flush=True)
+  d = compare_runs.compare(recorded, replayed)
+  print(f"{len(recorded)} cells, {sum(r is not c for r, c in zip(replayed.values(), recorded.values()))} "
+        f"answers simpler")
+  print(f"  recorded: {_stats(d['before'])}")
+  print(f"  replayed: {_stats(d['after'])}")
+  print(f"  {d['better']} better, {d['worse']} worse (clipped test R2, by > 0.001)")
+  if out_path is not None:
+    out_path.write_text("".join(json.dumps(trial.json_safe(c)) + "\n" for c in replayed.values()))
+    print(f"written to {out_path}")
+
+
+if __name__ == "__main__":
+  _define_flags()
+  cli.run(main, ValueError, FileNotFoundError, positional=1)

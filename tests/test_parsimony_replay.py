@@ -1,0 +1,47 @@
+"""experiments/parsimony_replay.py: the parsimony step applied to a finished sweep."""
+
+import json
+import pathlib
+import subprocess
+import sys
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "experiments"))
+import parsimony_replay  # noqa: E402
+
+
+def _cell(prefix, expression, complexity, **search):
+  # Feynman II.27.18 (epsilon Ef^2) at eps 0.1, as a sweep without the step recorded it
+  return {"dataset": "feynman_II_27_18", "noise": 0.1, "trial": 0, "seed": 0, "found": True,
+          "search": {"alpha": 0.002, "probe_points": 1024, **search}, "prefix": prefix,
+          "expression": expression, "complexity": complexity, "r2_train": 0.97, "r2_val": 0.975,
+          "r2_test": 0.9999, "origin": "power"}
+
+
+def test_a_noisy_factor_is_fixed_and_the_law_stays():
+  noisy = _cell("mul + 1 . 0 2 e + 0 0 mul x0 sq x1", "1.02*Ef**2*epsilon", 6)
+  out = parsimony_replay.replay(noisy)
+  assert out["expression"] == "Ef**2*epsilon" and out["complexity"] == 5
+  assert out["as_found"]["expression"] == "1.02*Ef**2*epsilon" and out["as_found"]["complexity"] == 6
+  assert out["r2_test"] > 0.9999 and out["r2_val"] < 1
+  # a law already in its simplest form, and a cell the step already ran on, stay as recorded
+  law = _cell("mul x0 sq x1", "Ef**2*epsilon", 5)
+  assert parsimony_replay.replay(law) is law
+  ran = dict(noisy, search=dict(noisy["search"], parsimony=True))
+  assert parsimony_replay.replay(ran) is ran
+
+
+def test_cli_prints_both_and_writes_the_replayed_cells(tmp_path):
+  src = tmp_path / "results.jsonl"
+  src.write_text(json.dumps(_cell("mul + 1 . 0 2 e + 0 0 mul x0 sq x1", "1.02*Ef**2*epsilon", 6)) + "\n")
+  out = tmp_path / "replayed.jsonl"
+  run = lambda: subprocess.run([sys.executable, str(REPO / "experiments" / "parsimony_replay.py"),
+                                str(src), f"--out={out}"],
+                               capture_output=True, text=True, cwd=REPO, timeout=300)
+  r = run()
+  assert r.returncode == 0, r.stderr
+  assert "1 cells, 1 answers simpler" in r.stdout and "complexity 6.00" in r.stdout
+  assert "complexity 5.00" in r.stdout
+  assert json.loads(out.read_text())["complexity"] == 5
+  again = run()  # an existing --out is never replaced
+  assert again.returncode != 0 and "exists" in again.stderr and again.stderr.count("\n") == 1
