@@ -64,13 +64,15 @@ def criterion(nmse: float, free: int, n: int) -> float:
 
 
 def variants(node: E.Node):
-  """Every tree one step simpler: one summand dropped, or one free constant fixed."""
-  yield from fit.without_one_term(node)
+  """(tree, unit) for every tree one step simpler: one summand dropped, or one free
+  constant fixed; unit: the constant was fixed at 1 or -1."""
+  for t in fit.without_one_term(node):
+    yield t, False
   values = [float(v) for v in E.constants(node)]
   for i, v in enumerate(values):
     if not is_fixed(v):
       for t in targets(v):
-        yield E.with_constants(node, values[:i] + [t] + values[i + 1:])
+        yield E.with_constants(node, values[:i] + [t] + values[i + 1:]), abs(t) == 1.0
 
 
 def refit(node: E.Node, X: np.ndarray, y: np.ndarray, w: np.ndarray | None):
@@ -88,8 +90,11 @@ def simplest(node: E.Node, X: np.ndarray, y: np.ndarray, weights: np.ndarray | N
   0.4848 x held at 0.5 x, or 78.79 at 79, says nothing the data can tell and shortens
   nothing, so it stays as fitted. And it must not lower the search's score on the rows,
   R2 - alpha C: on a few dozen rows the criterion lets a node go for 2% of R2 (a black-box
-  set's test R2 fell by as much). bounded: an optional predicate on a tree (a pole probe);
-  a step must pass it too."""
+  set's test R2 fell by as much). A constant fixed at 1 or -1 counts as one node shorter
+  (1 + 0.9998 x, -0.9999 a + b: the unit is the simplest constant, though SymPy counts it
+  as one). A step that changes no prediction (one of two constants the other makes up
+  for: c1 x / (c2 y)) is taken though the count stays: the next may shorten the formula.
+  bounded: an optional predicate on a tree (a pole probe); a step must pass it too."""
   X, y = np.asarray(X, np.float64), np.asarray(y, np.float64)
   n = len(y)
   if n < 2:
@@ -102,25 +107,26 @@ def simplest(node: E.Node, X: np.ndarray, y: np.ndarray, weights: np.ndarray | N
   changed = False
   while True:
     better = []
-    for v in variants(current):
+    for v, unit in variants(current):
       v, fv = refit(v, X, y, weights)
       c = criterion(fv, int(free_mask(v).sum()), n) if np.isfinite(fv) else np.inf
       if c < best:
-        better.append((c, fv, v))
+        better.append((c, fv, v, unit))
     better.sort(key=lambda t: t[0])
-    # A constant the others make up for exactly (c1 x / (c2 y): one of the two) is fixed
-    # though the count stays: the next step may then shorten the formula.
-    def pays(fv, v):
+
+    def pays(fv, v, unit):
       if fv <= f * (1 + REDUNDANT) + FLOOR:
         return True
-      shorter = size - count(v)  # (the NMSE is 1 - R2 on these rows)
-      return shorter > 0 and fv - f <= alpha * shorter
+      shorter = size - count(v)
+      if shorter == 0 and unit:
+        shorter = 1
+      return shorter > 0 and fv - f <= alpha * shorter  # (the NMSE is 1 - R2 on these rows)
 
-    step = next((t for t in better if pays(t[1], t[2]) and (bounded is None or bounded(t[2]))),
+    step = next((t for t in better if pays(*t[1:]) and (bounded is None or bounded(t[2]))),
                 None)
     if step is None:
       break
-    best, f, current = step
+    best, f, current, _ = step
     size, changed = count(current), True
   return current if changed else node
 

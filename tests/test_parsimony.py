@@ -84,6 +84,10 @@ def test_a_real_term_and_an_exact_law_stay():
   assert parsimony.criterion(parsimony.refit(E.with_constants(node, [0.5]), X, y, None)[1], 0,
                              1000) < parsimony.criterion(parsimony.refit(node, X, y, None)[1], 1, 1000)
   assert parsimony.simplest(node, X, y) is node
+  # ... but the unit is: beta (1 + 1.013 alpha cos theta) -> beta (1 + alpha cos theta)
+  X, y = _noisy("x0*(1 + x1*cos(x2))", 3, 1000, 0.1)
+  node, _ = parsimony.refit(_tree("x0*(1.013 + x1*cos(x2))"), X, y, None)
+  assert E.constants(parsimony.simplest(node, X, y)) == [1.0]
 
 
 def test_a_variant_must_pass_the_bound_check():
