@@ -98,6 +98,30 @@ def compare(before: dict[tuple, dict], after: dict[tuple, dict], tie: float = 1e
                       if abs(d[i]) > tie]}
 
 
+def side_line(side: dict, complexity_digits: int = 1) -> str:
+  """One side of `compare` in words (the replay scripts' summary lines)."""
+  return (f"mean {side['mean']:.3f}, median {side['median']:.3f}, clipped "
+          f"{side['clipped']:.3f}, complexity {side['complexity']:.{complexity_digits}f}")
+
+
+def new_file(path: str | None) -> pathlib.Path | None:
+  """An --out path that does not exist yet (ValueError if it does; None stays None): a
+  replay never writes over earlier results."""
+  if path is None:
+    return None
+  p = pathlib.Path(path)
+  if p.exists():
+    raise ValueError(f"{p} exists; name a new file")
+  return p
+
+
+def write_cells(path: pathlib.Path, cells) -> None:
+  """Cells as results.jsonl lines (strict JSON)."""
+  from lee_jax import trial  # deferred: trial imports JAX, which compare_runs alone does not need
+  path.write_text("".join(json.dumps(trial.json_safe(c)) + "\n" for c in cells))
+  print(f"written to {path}")
+
+
 def main(argv):
   if len(argv) != 3:
     cli.fail("usage: compare_runs.py BEFORE AFTER (results.jsonl files or folders)")

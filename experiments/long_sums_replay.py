@@ -15,8 +15,6 @@ alone (no long sum anywhere; `compare_runs.compare`), and each cell whose answer
 
 from __future__ import annotations
 
-import json
-import pathlib
 import types
 
 from absl import flags
@@ -83,27 +81,19 @@ def _long_sum(cell: dict, long_terms: int, alpha: float) -> dict | None:
       long, p.X_test, p.y_test, E.formula_names(ds.feature_names))
 
 
-def _stats(side: dict) -> str:
-  """One side of `compare_runs.compare`."""
-  return (f"mean {side['mean']:.3f}, median {side['median']:.3f}, clipped "
-          f"{side['clipped']:.3f}, complexity {side['complexity']:.1f}")
-
-
 def main(argv):
   if len(argv) != 2:
     raise ValueError("usage: long_sums_replay.py RESULTS.jsonl [--long_terms=T] [--out=FILE]")
-  out_path = pathlib.Path(FLAGS.out) if FLAGS.out else None
-  if out_path is not None and out_path.exists():
-    raise ValueError(f"{out_path} exists; name a new file")
+  out_path = compare_runs.new_file(FLAGS.out)
   recorded = compare_runs.read_cells(argv[1])
   replayed = {k: replay(c, FLAGS.long_terms) for k, c in recorded.items()}
   alone = {k: c.get("rounds_answer") or c for k, c in replayed.items()}  # no long sum anywhere
   now, gain = compare_runs.compare(recorded, replayed), compare_runs.compare(alone, replayed)
   print(f"{len(recorded)} cells, long sums of up to {FLAGS.long_terms} terms")
-  print(f"  recorded: {_stats(now['before'])}")
-  print(f"  replayed: {_stats(now['after'])}")
+  print(f"  recorded: {compare_runs.side_line(now['before'])}")
+  print(f"  replayed: {compare_runs.side_line(now['after'])}")
   answered = sum(c.get("origin") == "long" for c in replayed.values())
-  print(f"  rounds alone: {_stats(gain['before'])}; the long sums answer {answered} cells, "
+  print(f"  rounds alone: {compare_runs.side_line(gain['before'])}; the long sums answer {answered} cells, "
         f"{gain['better']} better, {gain['worse']} worse (clipped test R2, by > 0.001)")
   for key, before in recorded.items():
     after = replayed[key]
@@ -112,8 +102,7 @@ def main(argv):
             f"{before.get('origin')}) -> {after['r2_test']:.3f} (C {after['complexity']}, "
             f"{after['origin']})")
   if out_path is not None:
-    out_path.write_text("".join(json.dumps(trial.json_safe(c)) + "\n" for c in replayed.values()))
-    print(f"written to {out_path}")
+    compare_runs.write_cells(out_path, replayed.values())
 
 
 if __name__ == "__main__":

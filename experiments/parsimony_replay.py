@@ -14,14 +14,10 @@ replayed answer ("as_found" holds the recorded one; `compare_runs.py` reads them
 
 from __future__ import annotations
 
-import json
-import pathlib
-
 import numpy as np
 from absl import flags
 
 from lee_jax import cli
-from lee_jax import complexity
 from lee_jax import configs
 from lee_jax import datasets
 from lee_jax import expr as E
@@ -76,18 +72,10 @@ def replay(cell: dict) -> dict:
 ANSWER = ("expression", "complexity", "r2_val", "r2_test", "origin")
 
 
-def _stats(side: dict) -> str:
-  """One side of `compare_runs.compare`."""
-  return (f"mean {side['mean']:.3f}, median {side['median']:.3f}, clipped "
-          f"{side['clipped']:.3f}, complexity {side['complexity']:.2f}")
-
-
 def main(argv):
   if len(argv) != 2:
     raise ValueError("usage: parsimony_replay.py RESULTS.jsonl [--out=FILE]")
-  out_path = pathlib.Path(FLAGS.out) if FLAGS.out else None
-  if out_path is not None and out_path.exists():
-    raise ValueError(f"{out_path} exists; name a new file")
+  out_path = compare_runs.new_file(FLAGS.out)
   recorded = compare_runs.read_cells(argv[1])
   replayed = {}
   for key, c in recorded.items():
@@ -99,12 +87,11 @@ def main(argv):
   d = compare_runs.compare(recorded, replayed)
   print(f"{len(recorded)} cells, {sum(r is not c for r, c in zip(replayed.values(), recorded.values()))} "
         f"answers simpler")
-  print(f"  recorded: {_stats(d['before'])}")
-  print(f"  replayed: {_stats(d['after'])}")
+  print(f"  recorded: {compare_runs.side_line(d['before'], 2)}")
+  print(f"  replayed: {compare_runs.side_line(d['after'], 2)}")
   print(f"  {d['better']} better, {d['worse']} worse (clipped test R2, by > 0.001)")
   if out_path is not None:
-    out_path.write_text("".join(json.dumps(trial.json_safe(c)) + "\n" for c in replayed.values()))
-    print(f"written to {out_path}")
+    compare_runs.write_cells(out_path, replayed.values())
 
 
 if __name__ == "__main__":
