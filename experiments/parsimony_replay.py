@@ -7,7 +7,8 @@ the long sum have run, and nothing before it depends on it. For a cell of a swee
 without it (--noparsimony, or before it existed) this rebuilds the cell's split (dataset,
 noise, trial seed as srbench.py), refits the recorded answer's constants on the step's rows
 (the record holds them to 3 significant figures) and takes the step. A cell run with it is
-kept as it is. Prints the mean, median and clipped test R2 and complexity before and after
+kept as it is (--again takes the step on its answer too: a later version of the step on a
+sweep run with an earlier one). Prints the mean, median and clipped test R2 and complexity before and after
 (`compare_runs.compare`) and each cell whose answer changes; --out writes the cells with the
 replayed answer ("as_found" holds the recorded one; `compare_runs.py` reads them).
 """
@@ -36,12 +37,16 @@ FLAGS = flags.FLAGS
 def _define_flags() -> None:  # here, not at import: the tests import this beside lee_jax.infer
   flags.DEFINE_string("out", None, "Write the replayed cells here (JSONL; not over an existing "
                       "file).")
+  flags.DEFINE_bool("again", False, "Also take the step on cells run with it (a later version "
+                    "of the step on their answers; their `as_found` stays the search's).")
 
 
-def replay(cell: dict) -> dict:
+def replay(cell: dict, again: bool = False) -> dict:
   """The cell's record with the answer the parsimony step gives now ("as_found" holds the
-  recorded one where it changes)."""
-  if not cell.get("found") or cell["search"].get("parsimony") or "as_found" in cell:
+  recorded one where it changes, or the search's where the record has one). again=False
+  keeps cells that were run with the step."""
+  ran = cell["search"].get("parsimony") or "as_found" in cell
+  if not cell.get("found") or (ran and not again):
     return cell
   alpha = cell["search"].get("alpha", configs.SearchConfig.alpha)
   probe_points = cell["search"].get("probe_points", configs.SearchConfig.probe_points)
@@ -62,7 +67,7 @@ def replay(cell: dict) -> dict:
                           and simpler.complexity == cell["complexity"]):
     return cell
   out = dict(cell)
-  out["as_found"] = {k: cell.get(k) for k in ANSWER}
+  out["as_found"] = cell.get("as_found") or {k: cell.get(k) for k in ANSWER}
   out.update(expression=str(expr), prefix=" ".join(E.to_prefix(simpler.node)),
              complexity=simpler.complexity, r2_train=simpler.r2_train, r2_val=simpler.r2_val,
              r2_test=score.r2(p.y_test, trial.predict(simpler.node, p.X_test)))
@@ -79,7 +84,7 @@ def main(argv):
   recorded = compare_runs.read_cells(argv[1])
   replayed = {}
   for key, c in recorded.items():
-    replayed[key] = after = replay(c)
+    replayed[key] = after = replay(c, FLAGS.again)
     if after is not c:
       print(f"  {c['dataset']} (noise {c['noise']}): {c['r2_test']:.4f} C {c['complexity']} "
             f"{c['expression']}  ->  {after['r2_test']:.4f} C {after['complexity']} "

@@ -139,11 +139,24 @@ def rows(X: np.ndarray, y: np.ndarray, w: np.ndarray | None, seed: int):
   return X[idx], y[idx], None if w is None else w[idx]
 
 
+def sympy_form(node: E.Node) -> E.Node | None:
+  """The tree as SymPy writes it (simplified), whose constants are the printed ones: the
+  search's sin(7.7956) x y is 0.99997 x y there, and a law's 1 that the tree holds as a
+  ratio of two constants is one constant. None where LEE's operators cannot hold it
+  (x**0.86)."""
+  try:
+    return E.from_sympy(complexity.simplify(complexity.build(node)))
+  except (ValueError, TypeError, RecursionError):  # E.UnsupportedExpression is a ValueError
+    return None
+
+
 def answer(c: pool_lib.Candidate, data, alpha: float, probe_points: int,
            seed: int) -> pool_lib.Candidate:
   """A trial's answer c (on data, a search.SearchData) made `simplest` on at most MAX_ROWS
-  of its training rows and rescored (R2 on the training and validation folds, SymPy
-  complexity); c itself when nothing pays, or the simpler one is not finite on the folds.
+  of its training rows, as the search wrote it and as SymPy does (`sympy_form`: a constant
+  that is 1 in print may be no constant of the tree), the shorter result kept, and rescored
+  (R2 on the training and validation folds, SymPy complexity); c itself when nothing pays,
+  or the simpler one is not finite on the folds.
   probe_points > 0: the simpler tree must also stay bounded between the rows (score.bounded,
   as the rounds' answers)."""
   X, y, w = rows(np.asarray(data.X_train, np.float64), np.asarray(data.y_train, np.float64),
@@ -153,9 +166,19 @@ def answer(c: pool_lib.Candidate, data, alpha: float, probe_points: int,
     probe = score.probe_points(data.X_train, score.DENSE_PROBES * probe_points,
                                np.random.default_rng([seed, 13]))
     bounded = lambda t: score.bounded(t, probe, X, y)
-  node = simplest(c.node, X, y, w, alpha, bounded)
-  if node is c.node:
+  steps = []
+  out = simplest(c.node, X, y, w, alpha, bounded)
+  if out is not c.node:
+    steps.append(out)
+  form = sympy_form(c.node)
+  if form is not None:  # (already shorter in SymPy's count: sin(7.7956) x y is 0.99997 x y)
+    out = simplest(form, X, y, w, alpha, bounded)
+    if out is not form or complexity.complexity(form) < complexity.complexity(c.node):
+      steps.append(out)
+  if not steps:
     return c
+  # the shorter, then the one with fewer fitted constants (the tree's own form on a tie)
+  node = min(steps, key=lambda t: (complexity.complexity(t), int(free_mask(t).sum())))
   with np.errstate(all="ignore"):
     rt = score.r2(data.y_train, evaluate.evaluate_numpy(node, data.X_train), data.w_train)
     rv = score.r2(data.y_val, evaluate.evaluate_numpy(node, data.X_val), data.w_val)

@@ -142,3 +142,21 @@ def test_the_trial_reports_the_simpler_answer_and_what_it_was_found_as(monkeypat
   off = trial.run_trial(eng, data, dataclasses.replace(cfg, parsimony=False), "iterative", seed=0)
   assert off.as_found is None and off.winner.node == res.as_found.node
   assert "as_found" not in trial.report(off, X, y, data, ["a", "b"])
+
+
+def test_a_constant_that_is_one_in_print_only_goes_through_the_sympy_form():
+  # Feynman I.12.1 at eps 0.1 came back as sin(7.7956) Nn mu: no constant of the tree is
+  # near 1 (7.7956 ~ 5 pi / 2), SymPy prints 0.99997 Nn mu
+  X, y = _noisy("x0*x1", 2, 1000, 0.1)
+  data = search.SearchData(X[:800], y[:800], X[800:], y[800:])
+  written = E.op("mul", E.op("mul", E.op("sin", E.const(7.8)), E.var(0)), E.var(1))
+  node = fit.fit_constants(written, data.X_train, data.y_train, 200).node
+  assert parsimony.simplest(node, data.X_train, data.y_train) is node  # the tree alone: stuck
+  form = parsimony.sympy_form(node)
+  assert form is not None and E.constants(form) == pytest.approx([1.0], abs=0.01)
+  c = pool_lib.Candidate(node, *score.ids_and_consts(node, None), 0.99, 0.99,
+                         complexity.complexity(node), 0.0, "power")
+  out = parsimony.answer(c, data, 0.002, 256, seed=0)
+  assert E.constants(out.node) == [1.0] and out.complexity == 3  # 1.0 x0 x1: SymPy reads x0 x1
+  # exp(0.86 log x) is x**0.86 to SymPy, beyond LEE's operators
+  assert parsimony.sympy_form(E.op("exp", E.op("mul", E.const(0.86), E.op("log", E.var(0))))) is None

@@ -29,6 +29,10 @@ def test_a_noisy_factor_is_fixed_and_the_law_stays():
   assert parsimony_replay.replay(law) is law
   ran = dict(noisy, search=dict(noisy["search"], parsimony=True))
   assert parsimony_replay.replay(ran) is ran
+  # --again: the step on it all the same; the search's answer stays the one it recorded
+  ran["as_found"] = {"expression": "found", "complexity": 9}
+  again = parsimony_replay.replay(ran, again=True)
+  assert again["complexity"] == 5 and again["as_found"] == {"expression": "found", "complexity": 9}
 
 
 def test_cli_prints_both_and_writes_the_replayed_cells(tmp_path):
