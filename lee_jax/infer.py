@@ -231,9 +231,14 @@ def print_trial(rep: dict, names) -> None:
     print(f"time limit reached: {done} of {total} rounds finished; the answer is the best so far")
   print(f"best expression: {rep['expression']}")
   print(f"latex: {rep['latex']}")
+  # no round when the trial's long sum answers (long_sums.py)
+  where = "the long sum" if rep["winner_round"] is None else f"round {rep['winner_round'] + 1}"
   print(f"R2 train {rep['r2_train']:.6f}  val {rep['r2_val']:.6f}  test {rep['r2_test']:.6f}  "
         f"complexity {rep['complexity']}  wall {rep['wall_time_s']:.1f}s "
-        f"(round {rep['winner_round'] + 1}, {rep['candidates']} candidates)")
+        f"({where}, {rep['candidates']} candidates)")
+  if "as_found" in rep:  # the parsimony step changed it (parsimony.py)
+    a = rep["as_found"]
+    print(f"as found: {a['expression']}  (val {a['r2_val']:.6f}, complexity {a['complexity']})")
   if rep["equations"]:
     print("equations (best validation R2 at each complexity):")
     for e in rep["equations"]:

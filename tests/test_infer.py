@@ -189,3 +189,20 @@ def test_integer_and_bool_columns_are_read_as_numbers(tmp_path):
   r = _infer("--data", _table(tmp_path, ["n", "flag", "y"], rows), "--target", "y", *SHORT)
   assert r.returncode == 0, r.stderr
   assert "flag" in r.stdout and "train 12, val 3, test 5 rows" in r.stdout
+
+
+def test_the_printout_names_a_long_sum_answer_and_what_the_parsimony_step_started_from(capsys):
+  # A long sum answers with no round (winner_round None): the printout once added 1 to it.
+  from lee_jax import infer
+  rep = {"found": True, "timed_out": False, "expression": "x0 + x1", "latex": "x_0 + x_1",
+         "r2_train": 0.99, "r2_val": 0.98, "r2_test": 0.97, "complexity": 3,
+         "wall_time_s": 1.0, "winner_round": None, "candidates": 10, "equations": [],
+         "as_found": {"expression": "1.01*x0 + x1", "r2_val": 0.981, "complexity": 5}}
+  infer.print_trial(rep, ["x0", "x1"])
+  out = capsys.readouterr().out
+  assert "(the long sum, 10 candidates)" in out
+  assert "as found: 1.01*x0 + x1  (val 0.981000, complexity 5)" in out
+  del rep["as_found"]
+  infer.print_trial(dict(rep, winner_round=1), ["x0", "x1"])
+  out = capsys.readouterr().out
+  assert "(round 2, 10 candidates)" in out and "as found" not in out
