@@ -175,6 +175,8 @@ def answer(c: pool_lib.Candidate, data, alpha: float, probe_points: int,
     out = simplest(form, X, y, w, alpha, bounded)
     if out is not form or complexity.complexity(form) < complexity.complexity(c.node):
       steps.append(out)
+  # (a step that changes no prediction may leave SymPy a longer form: never an answer)
+  steps = [t for t in steps if complexity.complexity(t) <= complexity.complexity(c.node)]
   if not steps:
     return c
   # the shorter, then the one with fewer fitted constants (the tree's own form on a tie)
