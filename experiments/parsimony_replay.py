@@ -61,16 +61,13 @@ def replay(cell: dict, again: bool = False) -> dict:
   found = pool_lib.Candidate(node, *score.ids_and_consts(node, None), cell.get("r2_train", np.nan),
                              cell["r2_val"], cell["complexity"], np.nan, cell.get("origin", ""))
   simpler = parsimony.answer(found, data, alpha, probe_points, cell["seed"])
-  names = E.formula_names(ds.feature_names)
-  expr = trial.sympy_of(simpler.node, names)
-  if simpler is found or (str(expr) == cell["expression"]
-                          and simpler.complexity == cell["complexity"]):
+  now = trial.candidate_summary(simpler, p.X_test, p.y_test, E.formula_names(ds.feature_names))
+  if simpler is found or (now["expression"] == cell["expression"]
+                          and now["complexity"] == cell["complexity"]):
     return cell
   out = dict(cell)
   out["as_found"] = cell.get("as_found") or {k: cell.get(k) for k in ANSWER}
-  out.update(expression=str(expr), prefix=" ".join(E.to_prefix(simpler.node)),
-             complexity=simpler.complexity, r2_train=simpler.r2_train, r2_val=simpler.r2_val,
-             r2_test=score.r2(p.y_test, trial.predict(simpler.node, p.X_test)))
+  out.update(now, prefix=" ".join(E.to_prefix(simpler.node)), r2_train=simpler.r2_train)
   return out
 
 
