@@ -166,6 +166,7 @@ def answer(c: pool_lib.Candidate, data, alpha: float, probe_points: int,
     probe = score.probe_points(data.X_train, score.DENSE_PROBES * probe_points,
                                np.random.default_rng([seed, 13]))
     bounded = lambda t: score.bounded(t, probe, X, y)
+  size = complexity.complexity(c.node)
   steps = []
   out = simplest(c.node, X, y, w, alpha, bounded)
   if out is not c.node:
@@ -173,10 +174,10 @@ def answer(c: pool_lib.Candidate, data, alpha: float, probe_points: int,
   form = sympy_form(c.node)
   if form is not None:  # (already shorter in SymPy's count: sin(7.7956) x y is 0.99997 x y)
     out = simplest(form, X, y, w, alpha, bounded)
-    if out is not form or complexity.complexity(form) < complexity.complexity(c.node):
+    if out is not form or complexity.complexity(form) < size:
       steps.append(out)
   # (a step that changes no prediction may leave SymPy a longer form: never an answer)
-  steps = [t for t in steps if complexity.complexity(t) <= complexity.complexity(c.node)]
+  steps = [t for t in steps if complexity.complexity(t) <= size]
   if not steps:
     return c
   # the shorter, then the one with fewer fitted constants (the tree's own form on a tie)
