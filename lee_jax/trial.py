@@ -239,12 +239,17 @@ def sympy_of(node: E.Node, names, digits: int | None = 4) -> sympy.Expr:
   """The simplified SymPy form over column names, constants at `digits` significant figures
   (None: full precision, for a formula that is evaluated rather than read)."""
   expr = complexity.simplify(complexity.build(node, names))
-  # SymPy's trigonometric passes can leave a whole constant as a float: -1.0*cos(x - y)
-  expr = expr.xreplace({f: sympy.Integer(int(f)) for f in expr.atoms(sympy.Float)
-                        if float(f).is_integer() and abs(f) < 1e15})
+  # SymPy's trigonometric passes can leave a whole constant as a float: -1.0*cos(x - y);
+  # in print (`digits`) one whole to 1e-9 is whole too (2.0 after a SymPy round trip)
+  expr = expr.xreplace({f: sympy.Integer(round(float(f))) for f in expr.atoms(sympy.Float)
+                        if _whole(float(f), 0.0 if digits is None else 1e-9)})
   if digits is None:
     return expr
   return expr.xreplace({f: sympy.Float(f, digits) for f in expr.atoms(sympy.Float)})
+
+
+def _whole(v: float, rel: float) -> bool:
+  return abs(v) < 1e15 and abs(v - round(v)) <= rel * max(1.0, abs(v))
 
 
 def report(result: TrialResult, X_test: np.ndarray, y_test: np.ndarray, data: search.SearchData,

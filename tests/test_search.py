@@ -214,6 +214,17 @@ def test_nan_everywhere_and_overflow_candidates_are_failures(eng, data):
   assert rnd.failures["fit_nonfinite_start"] + rnd.failures["nonfinite"] == 2
 
 
+def test_whole_constants_print_as_integers():
+  # a whole float prints whole (-1.0*cos(x - y) from SymPy's trig passes); in print, one
+  # whole to 1e-9 too, while the full-precision form keeps it as it is
+  node = E.from_prefix("add mul + 2 . 0 0 e + 0 0 x0 mul + 4 . 7 6 e + 0 0 x1".split())
+  assert str(trial.sympy_of(node, ["a", "b"])) == "2*a + 4.76*b"
+  near = E.with_constants(node, [2.0 + 4e-12, 4.76])
+  assert str(trial.sympy_of(near, ["a", "b"])) == "2*a + 4.76*b"
+  assert "2.000000000004" in str(trial.sympy_of(near, ["a", "b"], digits=None))
+  assert str(trial.sympy_of(E.with_constants(node, [2.001, 4.76]), ["a", "b"])) == "2.001*a + 4.76*b"
+
+
 def test_trial_picks_the_round_with_the_best_validation_r2(eng, data):
   cfg = dataclasses.replace(helpers.SMALL_SEARCH, rounds=2)
   res = trial.run_trial(eng, data, cfg, "iterative", seed=5)
