@@ -39,7 +39,7 @@ from lee_jax import score
 
 MAX_ROWS = 2000  # rows the criterion is measured on (a seeded draw of the training fold)
 MAX_ITER = 100  # L-BFGS-B iterations per refit
-MAX_HALF = 4.0  # halves tried: |h| below this
+MAX_HALF = 4.0  # halves tried, and values a fix that shortens nothing may take: below this
 FLOOR = 1e-20  # NMSE below this is rounding (an exact law); the criterion's log stops there
 REDUNDANT = 1e-9  # a fix that raises the NMSE by less than this share changes no prediction
 # n log(NMSE ratio) of a fix that shortens nothing: 1 is the likelihood ratio of a constant one
@@ -73,9 +73,9 @@ def criterion(nmse: float, free: int, n: int) -> float:
 def variants(node: E.Node):
   """(tree, unit, small) for every tree one step simpler: one summand dropped, one free
   constant fixed, or every free constant whose magnitude rounds to one target fixed at
-  once (U (2.001 - 2.001 cos(d k)) is 2 U (1 - cos(d k)), and neither 2 alone is any
-  shorter); unit: a constant was fixed at 1 or -1; small: every fixed value is an integer or
-  half below MAX_HALF."""
+  once (m (0.5036 u^2 + 0.496 v^2 + 0.502 w^2) is m (u^2 + v^2 + w^2) / 2, and no half
+  alone is any shorter); unit: a constant was fixed at 1 or -1; small: every fixed value is
+  an integer or half below MAX_HALF."""
   for t in fit.without_one_term(node):
     yield t, False, False
   values = [float(v) for v in E.constants(node)]
