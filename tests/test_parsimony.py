@@ -94,9 +94,11 @@ def test_a_real_term_and_an_exact_law_stay():
   fixed = parsimony.refit(E.with_constants(node, [0.5]), X, y, None)[1]
   assert f > parsimony.LAW_NMSE and 1000 * np.log(fixed / f) <= parsimony.INDISTINCT
   assert parsimony.simplest(node, X, y) is node
-  # ... nor a value above MAX_HALF (a fitted 12.56 is 4 pi as likely as 13)
-  X, y = _noisy("12.5*x0*x1**2", 2, 1000, 0.1)
-  node, _ = parsimony.refit(_tree("12.4*x0*x1**2", 2), X, y, None)
+  # ... nor a value from MAX_HALF up (a fitted 12.57 is 4 pi sooner than 13): 5.0033 stays
+  X, y = _noisy("5*x0*x1**2", 2, 1000, 0.1, seed=1)
+  node, f = parsimony.refit(_tree("4.9*x0*x1**2", 2), X, y, None)
+  fixed = parsimony.refit(E.with_constants(node, [5.0]), X, y, None)[1]
+  assert f < parsimony.LAW_NMSE and 1000 * np.log(fixed / f) <= parsimony.INDISTINCT
   assert parsimony.simplest(node, X, y) is node
   # ... but the unit is: beta (1 + 1.013 alpha cos theta) -> beta (1 + alpha cos theta)
   X, y = _noisy("x0*(1 + x1*cos(x2))", 3, 1000, 0.1)
