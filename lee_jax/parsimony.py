@@ -46,6 +46,11 @@ REDUNDANT = 1e-9  # a fix that raises the NMSE by less than this share changes n
 # standard error from its fitted value (BIC alone lets a fix go up to log n, ~2.8 errors)
 INDISTINCT = 1.0
 LAW_NMSE = 0.05  # ... and only in a formula that leaves at most this share of the variance
+# a function whose values on the rows a straight line in its argument leaves at most this
+# share of their variance unexplained is offered as that line (sin(0.00014 q r) as 0.00014 q r)
+LINEAR = 1e-3
+CURVES = ("sin", "cos", "tan", "tanh", "exp", "log", "sqrt")
+ODD = ("sin", "tan", "tanh")  # u(a) ~ a near 0
 
 
 def is_fixed(v: float) -> bool:
@@ -61,6 +66,11 @@ def targets(v: float) -> list[float]:
   return out + ([half] if half != out[0] and abs(half) < MAX_HALF else [])
 
 
+def indistinct(fv: float, f: float, n: int) -> bool:
+  """n log of the NMSE's ratio at most INDISTINCT: the rows cannot tell the two apart."""
+  return n * float(np.log(max(fv, FLOOR) / max(f, FLOOR))) <= INDISTINCT
+
+
 def free_mask(node: E.Node) -> np.ndarray:
   return np.array([not is_fixed(v) for v in E.constants(node)], bool)
 
@@ -70,14 +80,18 @@ def criterion(nmse: float, free: int, n: int) -> float:
   return n * float(np.log(max(nmse, FLOOR))) + free * float(np.log(n))
 
 
-def variants(node: E.Node):
+def variants(node: E.Node, X: np.ndarray | None = None):
   """(tree, unit, small) for every tree one step simpler: one summand dropped, one free
   constant fixed, or every free constant whose magnitude rounds to one target fixed at
   once (m (0.5036 u^2 + 0.496 v^2 + 0.502 w^2) is m (u^2 + v^2 + w^2) / 2, and no half
-  alone is any shorter); unit: a constant was fixed at 1 or -1; small: every fixed value is
-  an integer or half below MAX_HALF."""
+  alone is any shorter); with the rows X, also each function that is a straight line on
+  them replaced by it (`linearised`); unit: a constant was fixed at 1 or -1; small: every
+  fixed value is an integer or half below MAX_HALF."""
   for t in fit.without_one_term(node):
     yield t, False, False
+  if X is not None:
+    for t in linearised(node, X):
+      yield t, False, False
   values = [float(v) for v in E.constants(node)]
   groups: dict[float, list[tuple[int, float]]] = {}
   for i, v in enumerate(values):
@@ -92,6 +106,42 @@ def variants(node: E.Node):
       for i, t in fixes:
         joint[i] = t
       yield E.with_constants(node, joint), size == 1.0, size < MAX_HALF
+
+
+def linearised(node: E.Node, X: np.ndarray):
+  """Trees with one function u(a) of `node` replaced by a straight line where the rows see
+  only a straight stretch of it (a line in a leaves at most LINEAR of u's variance on them):
+  by a itself for sin, tan and tanh (II.34.2 at eps 0.01 came back as 3519 v sin(0.000142
+  q r), that is 0.5 q r v), and by c0 + c1 a (vdp2 at eps 0.1: -1815 sin(0.000787 x - 1.5)
+  - 1810, a line in x). Each goes through SymPy (`sympy_form`) so that the constants the
+  line brings merge with the ones around it."""
+
+  def sites(n: E.Node):  # (u(a), the tree with something in its place)
+    if n.name in CURVES:
+      yield n, lambda new: new
+    for i, child in enumerate(n.children):
+      for site, put in sites(child):
+        yield site, (lambda new, n=n, i=i, put=put:
+                     E.Node(n.name, n.children[:i] + (put(new),) + n.children[i + 1:], n.value))
+
+  for site, put in sites(node):
+    a = site.children[0]
+    with np.errstate(all="ignore"):
+      av, uv = evaluate.evaluate_numpy(a, X), evaluate.evaluate_numpy(site, X)
+    if not (np.isfinite(av).all() and np.isfinite(uv).all()) or np.ptp(av) == 0:
+      continue
+    A = np.stack([np.ones_like(av), av], axis=1)
+    (c0, c1), *_ = np.linalg.lstsq(A, uv, rcond=None)
+    r = uv - A @ np.array([c0, c1])
+    spread = float(np.sum((uv - uv.mean()) ** 2))
+    if not (spread > 0 and float(r @ r) <= LINEAR * spread):
+      continue
+    lines = [a] if site.name in ODD else []
+    lines.append(E.op("add", E.const(float(c0)), E.op("mul", E.const(float(c1)), a)))
+    for line in lines:
+      t = sympy_form(put(line))
+      if t is not None:
+        yield t
 
 
 def refit(node: E.Node, X: np.ndarray, y: np.ndarray, w: np.ndarray | None):
@@ -130,17 +180,23 @@ def simplest(node: E.Node, X: np.ndarray, y: np.ndarray, weights: np.ndarray | N
   changed = False
   while True:
     better = []
-    for v, unit, small in variants(current):
+    for v, unit, small in variants(current, X):
       v, fv = refit(v, X, y, weights)
-      c = criterion(fv, int(free_mask(v).sum()), n) if np.isfinite(fv) else np.inf
-      if c < best:
-        better.append((c, fv, v, unit, small))
+      if not np.isfinite(fv):
+        continue
+      c = criterion(fv, int(free_mask(v).sum()), n)
+      # the criterion falls; or the rows cannot tell the variant from the formula, as a
+      # line in place of a function that keeps the count of constants must be told apart
+      if c < best or indistinct(fv, f, n):
+        better.append((c, fv, v, unit, small, c < best))
     better.sort(key=lambda t: t[0])
 
-    def pays(fv, v, unit, small):
+    def pays(fv, v, unit, small, falls):
+      shorter = size - count(v)
+      if not falls:  # (then only a shorter formula: each such step makes one)
+        return shorter > 0 and fv - f <= alpha * shorter
       if fv <= f * (1 + REDUNDANT) + FLOOR:
         return True
-      shorter = size - count(v)
       if shorter == 0 and unit:
         shorter = 1
       if shorter > 0:
@@ -148,8 +204,7 @@ def simplest(node: E.Node, X: np.ndarray, y: np.ndarray, weights: np.ndarray | N
       # as long, but a small integer or half the rows cannot tell from the fitted value, in
       # a formula that explains the rows (in a fit that leaves much unexplained the constants
       # make up for what is missing, and a round value would claim what is not there)
-      return (shorter == 0 and small and f <= LAW_NMSE
-              and n * np.log(max(fv, FLOOR) / max(f, FLOOR)) <= INDISTINCT)
+      return shorter == 0 and small and f <= LAW_NMSE and indistinct(fv, f, n)
 
     step = next((t for t in better if pays(*t[1:]) and (bounded is None or bounded(t[2]))),
                 None)
