@@ -4,9 +4,11 @@ Under noise the search answers with what the noise put there: I.27.6 at eps 0.1 
 0.948 d1 d2 / (0.949 d1 n + 0.936 d2 - 0.0012 d1 d2) for d1 d2 / (d1 n + d2). `fit.snap`
 only takes changes that cost under 1e-9 of the NMSE: right at eps 0, never under noise. Here
 each simpler variant of the formula -- one summand dropped (`fit.without_one_term`), one
-fitted constant fixed at its nearest integer or small half, or every constant near one such
-value fixed at once (m (0.5036 u^2 + 0.496 v^2) is m (u^2 + v^2) / 2) -- has its other
-constants refitted, and the variant with the lowest Bayesian information criterion,
+fitted constant fixed at its nearest integer or small half, every constant near one such
+value fixed at once (m (0.5036 u^2 + 0.496 v^2) is m (u^2 + v^2) / 2), or a function the
+rows see only a straight stretch of replaced by that line (3519 v sin(0.000142 q r) is
+0.5 q r v) -- has its other constants refitted, and the variant with the lowest Bayesian
+information criterion,
 
     n log(SSE / n) + k log n      (k: the free constants),
 
@@ -16,7 +18,8 @@ anyway). A fixed constant costs no parameter, so a variant pays for itself when 
 rises by less than a factor n^(1/n) per constant it frees (0.7% on 1,000 rows). A fix that
 shortens nothing (0.4992 k x^2 -> k x^2 / 2) must meet a stricter test: the value within
 one standard error of the fit, in a formula that explains the rows (not in a black-box fit,
-whose constants make up for what it lacks). An exact law at eps 0 has an SSE at rounding
+whose constants make up for what it lacks); a line that keeps the count of constants must
+be shorter and within one standard error too. An exact law at eps 0 has an SSE at rounding
 level, and any change multiplies it many times over, so exact answers stay.
 
 A constant counts as fixed when it is exactly an integer or a half: fitted values never land
@@ -51,6 +54,9 @@ LAW_NMSE = 0.05  # ... and only in a formula that leaves at most this share of t
 LINEAR = 1e-3
 CURVES = ("sin", "cos", "tan", "tanh", "exp", "log", "sqrt")
 ODD = ("sin", "tan", "tanh")  # u(a) ~ a near 0
+# lines are offered in trees of at most this many nodes: each opens more steps, and on a
+# 60-node black-box sum the refits took minutes (215_2dplanes: 3.5 s -> 223 s a trial)
+LINE_NODES = 30
 
 
 def is_fixed(v: float) -> bool:
@@ -85,11 +91,11 @@ def variants(node: E.Node, X: np.ndarray | None = None):
   constant fixed, or every free constant whose magnitude rounds to one target fixed at
   once (m (0.5036 u^2 + 0.496 v^2 + 0.502 w^2) is m (u^2 + v^2 + w^2) / 2, and no half
   alone is any shorter); with the rows X, also each function that is a straight line on
-  them replaced by it (`linearised`); unit: a constant was fixed at 1 or -1; small: every
+  them replaced by it (`linearised`; in trees up to LINE_NODES nodes); unit: a constant was fixed at 1 or -1; small: every
   fixed value is an integer or half below MAX_HALF."""
   for t in fit.without_one_term(node):
     yield t, False, False
-  if X is not None:
+  if X is not None and len(node) <= LINE_NODES:
     for t in linearised(node, X):
       yield t, False, False
   values = [float(v) for v in E.constants(node)]
@@ -113,8 +119,8 @@ def linearised(node: E.Node, X: np.ndarray):
   only a straight stretch of it (a line in a leaves at most LINEAR of u's variance on them):
   by a itself for sin, tan and tanh (II.34.2 at eps 0.01 came back as 3519 v sin(0.000142
   q r), that is 0.5 q r v), and by c0 + c1 a (vdp2 at eps 0.1: -1815 sin(0.000787 x - 1.5)
-  - 1810, a line in x). Each goes through SymPy (`sympy_form`) so that the constants the
-  line brings merge with the ones around it."""
+  - 1810, a line in x). The constants a line brings merge with those around it in SymPy's
+  count at once, and in the tree over the next steps (the redundant ones are fixed)."""
 
   def sites(n: E.Node):  # (u(a), the tree with something in its place)
     if n.name in CURVES:
@@ -136,12 +142,9 @@ def linearised(node: E.Node, X: np.ndarray):
     spread = float(np.sum((uv - uv.mean()) ** 2))
     if not (spread > 0 and float(r @ r) <= LINEAR * spread):
       continue
-    lines = [a] if site.name in ODD else []
-    lines.append(E.op("add", E.const(float(c0)), E.op("mul", E.const(float(c1)), a)))
-    for line in lines:
-      t = sympy_form(put(line))
-      if t is not None:
-        yield t
+    if site.name in ODD:
+      yield put(a)
+    yield put(E.op("add", E.const(float(c0)), E.op("mul", E.const(float(c1)), a)))
 
 
 def refit(node: E.Node, X: np.ndarray, y: np.ndarray, w: np.ndarray | None):
@@ -166,7 +169,9 @@ def simplest(node: E.Node, X: np.ndarray, y: np.ndarray, weights: np.ndarray | N
   most INDISTINCT) and the formula leaves at most LAW_NMSE of their variance: 0.4992 k x^2
   is k x^2 / 2, while in a black-box fit 0.4848 x, or 78.79 at 79, claims what the data do
   not say (without that gate 28 of the 72 black-box answers took such values: 1.5 sin(oz1),
-  - 2 cos(oz2) on Friedman's sets).
+  - 2 cos(oz2) on Friedman's sets). A variant whose criterion does not fall (a line in
+  place of a function, bringing as many constants as it takes) is taken only when it is
+  shorter and the rows cannot tell it from the formula.
   bounded: an optional predicate on a tree (a pole probe); a step must pass it too."""
   X, y = np.asarray(X, np.float64), np.asarray(y, np.float64)
   n = len(y)
