@@ -119,8 +119,9 @@ def linearised(node: E.Node, X: np.ndarray):
   only a straight stretch of it (a line in a leaves at most LINEAR of u's variance on them):
   by a itself for sin, tan and tanh (II.34.2 at eps 0.01 came back as 3519 v sin(0.000142
   q r), that is 0.5 q r v), and by c0 + c1 a (vdp2 at eps 0.1: -1815 sin(0.000787 x - 1.5)
-  - 1810, a line in x). The constants a line brings merge with those around it in SymPy's
-  count at once, and in the tree over the next steps (the redundant ones are fixed)."""
+  - 1810, a line in x). Each in SymPy's form where it has one (`sympy_form`), so that the
+  constants the line brings merge with those around it: in the tree a fixed -1.5 inside
+  the line would hold an offset no later step can drop."""
 
   def sites(n: E.Node):  # (u(a), the tree with something in its place)
     if n.name in CURVES:
@@ -142,9 +143,11 @@ def linearised(node: E.Node, X: np.ndarray):
     spread = float(np.sum((uv - uv.mean()) ** 2))
     if not (spread > 0 and float(r @ r) <= LINEAR * spread):
       continue
-    if site.name in ODD:
-      yield put(a)
-    yield put(E.op("add", E.const(float(c0)), E.op("mul", E.const(float(c1)), a)))
+    lines = [a] if site.name in ODD else []
+    lines.append(E.op("add", E.const(float(c0)), E.op("mul", E.const(float(c1)), a)))
+    for line in lines:
+      t = put(line)
+      yield sympy_form(t) or t
 
 
 def refit(node: E.Node, X: np.ndarray, y: np.ndarray, w: np.ndarray | None):
