@@ -268,9 +268,10 @@ class SearchConfig:
   # when its validation R2 pays for its extra nodes at alpha per node (long_sums.py).
   long_terms: int = 0
   # Our addition (False = the paper): the trial's answer steps to simpler variants (a summand
-  # dropped, a constant fixed at an integer or a small half, the rest refitted) while the
-  # information criterion (BIC) on its training rows falls: under noise 0.948 d1 d2 /
-  # (0.949 d1 n + 0.936 d2 - 0.0012 d1 d2) becomes d1 d2 / (d1 n + d2) (parsimony.py).
+  # dropped, constants fixed at an integer or a small half, a function the rows see straight
+  # replaced by its line; the rest refitted) while the information criterion (BIC) on its
+  # training rows falls: under noise 0.948 d1 d2 / (0.949 d1 n + 0.936 d2 - 0.0012 d1 d2)
+  # becomes d1 d2 / (d1 n + d2) (parsimony.py).
   parsimony: bool = False
   probe_points: int = 16384  # pole guard: points between training rows (score.bounded); 0 = off
   workers: int = 1  # rounds run concurrently in this many processes (1: in-process)

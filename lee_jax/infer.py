@@ -113,8 +113,9 @@ _LONG = flags.DEFINE_integer("long_terms", None,
                              "for its extra nodes at alpha per node; 0 = never, the paper "
                              "(default: the preset's).")
 _PARSIMONY = flags.DEFINE_bool("parsimony", None,
-                               "The answer steps to simpler variants (a summand dropped, a "
-                               "constant fixed at an integer or a small half, the rest refitted) "
+                               "The answer steps to simpler variants (a summand dropped, "
+                               "constants fixed at an integer or a small half, a function the "
+                               "rows see straight replaced by its line; the rest refitted) "
                                "while BIC on its training rows falls; --noparsimony = the answer "
                                "as found, the paper (default: the preset's).")
 _MAX_TIME = flags.DEFINE_float("max_time", None,

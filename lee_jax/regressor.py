@@ -65,8 +65,9 @@ class LEERegressor:
       or ratio of two or three (2.5 sin(2.3 t)), join it, False = the paper; long_terms
       T: the best sum of up to T such terms or monomials answers instead when its
       validation R2 pays for its extra nodes, 0 = never, the paper; parsimony: the answer
-      steps to simpler variants (a summand dropped, a constant fixed at an integer or a
-      small half) while BIC on its training rows falls, False = the paper; simplify:
+      steps to simpler variants (a summand dropped, constants fixed at an integer or a
+      small half, a function the rows see straight replaced by its line) while BIC on its
+      training rows falls, False = the paper; simplify:
       'light' ranks candidates by SymPy's simplify without its trig passes, 'full' as the
       paper;
       reported complexities are always the full one). With workers > 1 the worker
