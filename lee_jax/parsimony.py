@@ -91,8 +91,8 @@ def variants(node: E.Node, X: np.ndarray | None = None):
   constant fixed, or every free constant whose magnitude rounds to one target fixed at
   once (m (0.5036 u^2 + 0.496 v^2 + 0.502 w^2) is m (u^2 + v^2 + w^2) / 2, and no half
   alone is any shorter); with the rows X, also each function that is a straight line on
-  them replaced by it (`linearised`; in trees up to LINE_NODES nodes); unit: a constant was fixed at 1 or -1; small: every
-  fixed value is an integer or half below MAX_HALF."""
+  them replaced by it (`linearised`; in trees up to LINE_NODES nodes); unit: a constant
+  was fixed at 1 or -1; small: every fixed value is an integer or half below MAX_HALF."""
   for t in fit.without_one_term(node):
     yield t, False, False
   if X is not None and len(node) <= LINE_NODES:
@@ -135,13 +135,12 @@ def linearised(node: E.Node, X: np.ndarray):
     a = site.children[0]
     with np.errstate(all="ignore"):
       av, uv = evaluate.evaluate_numpy(a, X), evaluate.evaluate_numpy(site, X)
-    if not (np.isfinite(av).all() and np.isfinite(uv).all()) or np.ptp(av) == 0:
+    if (not (np.isfinite(av).all() and np.isfinite(uv).all()) or np.ptp(av) == 0
+        or np.ptp(uv) == 0):
       continue
     A = np.stack([np.ones_like(av), av], axis=1)
     (c0, c1), *_ = np.linalg.lstsq(A, uv, rcond=None)
-    r = uv - A @ np.array([c0, c1])
-    spread = float(np.sum((uv - uv.mean()) ** 2))
-    if not (spread > 0 and float(r @ r) <= LINEAR * spread):
+    if score.r2(uv, A @ np.array([c0, c1])) < 1.0 - LINEAR:
       continue
     lines = [a] if site.name in ODD else []
     lines.append(E.op("add", E.const(float(c0)), E.op("mul", E.const(float(c1)), a)))

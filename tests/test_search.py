@@ -222,7 +222,8 @@ def test_whole_constants_print_as_integers():
   near = E.with_constants(node, [2.0 + 4e-12, 4.76])
   assert str(trial.sympy_of(near, ["a", "b"])) == "2*a + 4.76*b"
   assert "2.000000000004" in str(trial.sympy_of(near, ["a", "b"], digits=None))
-  assert str(trial.sympy_of(E.with_constants(node, [2.001, 4.76]), ["a", "b"])) == "2.001*a + 4.76*b"
+  fitted = E.with_constants(node, [2.001, 4.76])
+  assert str(trial.sympy_of(fitted, ["a", "b"])) == "2.001*a + 4.76*b"
 
 
 def test_trial_picks_the_round_with_the_best_validation_r2(eng, data):
