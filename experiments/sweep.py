@@ -12,7 +12,6 @@ from __future__ import annotations
 import collections
 import dataclasses
 import json
-import os
 import pathlib
 import sys
 import time
@@ -24,6 +23,7 @@ from lee_jax import checkpoints
 from lee_jax import configs
 from lee_jax import datasets
 from lee_jax import engine as engine_lib
+from lee_jax import jsonl
 from lee_jax import score
 from lee_jax import search
 from lee_jax import trial
@@ -153,16 +153,11 @@ def cell_key(name: str, noise: float, t: int) -> str:
 
 
 def read_results(path: pathlib.Path) -> list[dict]:
-  """Every complete line of results.jsonl (a line cut short by a kill is ignored)."""
+  """Every complete line of results.jsonl (a line cut short by a kill is skipped; any other
+  line that is not JSON is an error naming it: `jsonl.numbered`)."""
   if not path.exists():
     return []
-  rows = []
-  for line in path.read_text().splitlines():
-    try:
-      rows.append(json.loads(line))
-    except ValueError:
-      continue
-  return rows
+  return jsonl.read(path)
 
 
 def stats(sweep: Sweep, noise: float, drop_failed: bool) -> dict:
@@ -199,10 +194,7 @@ def stats(sweep: Sweep, noise: float, drop_failed: bool) -> dict:
 
 
 def append_result(path: pathlib.Path, row: dict) -> None:
-  with path.open("a") as f:
-    f.write(json.dumps(trial.json_safe(row)) + "\n")
-    f.flush()
-    os.fsync(f.fileno())
+  jsonl.append(path, trial.json_safe(row), sync=True)
 
 
 def row_settings(row: dict) -> dict:

@@ -3,9 +3,10 @@ event files in WORKDIR/tensorboard/ when the `tensorboard` package is importable
 
 from __future__ import annotations
 
-import json
 import pathlib
 import time
+
+from lee_jax import jsonl
 
 
 class MetricsLog:
@@ -17,27 +18,14 @@ class MetricsLog:
     self._tb = _tensorboard_writer(pathlib.Path(workdir) / "tensorboard")
 
   def write(self, record: dict) -> None:
-    with self.path.open("a") as f:
-      f.write(json.dumps(record) + "\n")
+    jsonl.append(self.path, record)
     if self._tb is not None:
       self._tb(record)
 
 
-def numbered(path: str | pathlib.Path) -> list[tuple[int, object]]:
-  """(line number from 1, parsed JSON) of a metrics.jsonl; a line cut off by a kill is
-  skipped."""
-  out = []
-  for n, line in enumerate(pathlib.Path(path).read_text().splitlines(), 1):
-    try:
-      out.append((n, json.loads(line)))
-    except ValueError:
-      continue
-  return out
-
-
 def read(path: str | pathlib.Path) -> list[dict]:
-  """Every record of a metrics.jsonl; a line cut off by a kill is skipped."""
-  return [r for _, r in numbered(path)]
+  """Every record of a metrics.jsonl; a line cut off by a kill is skipped (`jsonl.read`)."""
+  return jsonl.read(path)
 
 
 def _tensorboard_writer(logdir: pathlib.Path):

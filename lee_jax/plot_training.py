@@ -13,7 +13,7 @@ from absl import flags
 
 from lee_jax import cli
 from lee_jax import datasets
-from lee_jax import metrics_log
+from lee_jax import jsonl
 
 _OUT = flags.DEFINE_string("out", None, "PNG path (default WORKDIR/training_curves.png).")
 _SKIP = ("phase", "step", "time")
@@ -24,10 +24,12 @@ class PlotError(ValueError):
 
 
 def _read(path: pathlib.Path) -> list[dict]:
-  """The records of metrics.jsonl as metrics_log.read sees them (a line cut off by a kill is
+  """The records of metrics.jsonl as `jsonl.numbered` reads them (a line cut off by a kill is
   skipped), checked here so that a foreign or hand-edited file is one error naming its line."""
   try:
-    rows = metrics_log.numbered(path)
+    rows = jsonl.numbered(path)
+  except jsonl.JsonlError as e:
+    raise PlotError(str(e)) from None
   except (OSError, UnicodeDecodeError) as e:
     why = getattr(e, "strerror", None) or str(e).splitlines()[0]
     raise PlotError(f"{path}: cannot read it ({why})") from None

@@ -90,3 +90,10 @@ def test_cli_bad_metrics_is_one_line_and_exit_2(tmp_path):
                      capture_output=True, text=True, timeout=120)
   assert r.returncode == 2, r.stderr
   assert r.stderr.splitlines() == [f"error: {wd}/metrics.jsonl line 1: expected a JSON object, got list"]
+
+
+def test_a_metrics_line_that_is_not_json_is_an_error_not_skipped(tmp_path):
+  # only a line that begins a JSON object and does not parse is a write cut off by a kill
+  wd = _workdir(tmp_path, GOOD, "not json at all", GOOD)
+  with pytest.raises(plot_training.PlotError, match="metrics.jsonl line 2: not JSON"):
+    plot_training.plot(wd)

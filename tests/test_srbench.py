@@ -8,6 +8,7 @@ import sys
 import pytest
 
 import helpers
+from lee_jax import jsonl
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 
@@ -43,6 +44,15 @@ def test_sweep_records_each_cell_once_and_resumes(tmp_path):
   r = _run(tmp_path, "--datasets=strogatz_lv1", "--noise=0", "--trials=2")
   assert r.returncode == 0, r.stderr
   assert "1 to run" in r.stdout
+  # ... and its new record starts a line of its own (glued onto the torn one it was lost)
+  keys = [row["key"] for row in jsonl.read(tmp_path / "results.jsonl")]
+  assert keys.count("strogatz_lv1|0|1") == 1 and len(keys) == 6
+  # a line that is no record is an error naming it, not a cell quietly dropped
+  with (tmp_path / "results.jsonl").open("a") as f:
+    f.write("garbage\n")
+  r = _run(tmp_path, "--summary_only")
+  assert r.returncode != 0 and "results.jsonl line 8: not JSON" in r.stderr
+  assert "Traceback" not in r.stderr
 
 
 @pytest.mark.parametrize("args,needle", [
