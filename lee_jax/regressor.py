@@ -228,6 +228,7 @@ class LEERegressor:
                          "iterations or another checkpoint")
     self.feature_names_in_ = np.asarray(all_names, dtype=object)
     self.n_features_in_ = len(all_names)
+    self.fit_columns_ = names  # a DataFrame's column names (None for an array): see _rows
     self.selected_features_ = selected  # the columns of X the formulas read, as x0, x1, ...
     self.best_node_ = result.winner.node  # full-precision constants
     self.best_prefix_ = " ".join(E.to_prefix(result.winner.node))
@@ -257,12 +258,41 @@ class LEERegressor:
   def predict(self, X, index: int | None = None) -> np.ndarray:
     """Predictions of the best expression, or of equations_[index]."""
     node = self._node(index)
-    X = np.asarray(X, dtype=np.float64)
-    if X.ndim == 1:
-      X = X[:, None]
+    return trial_lib.predict(node, self._rows(X)[:, self.selected_features_])
+
+  def _rows(self, X) -> np.ndarray:
+    """X as float64 [n_rows, n_features_in_], finite; a DataFrame's columns must be those
+    fit saw, in that order (columns are read by position: another order would be a silently
+    wrong prediction, so this is an error, as in scikit-learn)."""
+    columns = getattr(X, "columns", None)
+    fitted = getattr(self, "fit_columns_", None)
+    if columns is not None and fitted is not None:
+      columns = [str(c) for c in columns]
+      if columns != fitted:
+        if sorted(columns) == sorted(fitted):
+          raise ValueError(f"X's columns are in another order than at fit ({', '.join(fitted)});"
+                           f" pass X[{fitted!r}]")
+        missing = [c for c in fitted if c not in columns]
+        extra = [c for c in columns if c not in fitted]
+        raise ValueError("X's columns are not those fit saw: " + "; ".join(
+            part for part in (missing and f"missing {', '.join(missing)}",
+                              extra and f"unexpected {', '.join(extra)}") if part))
+    try:
+      X = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+      raise ValueError(f"X must be numeric ({str(e).splitlines()[0]})") from None
+    if X.ndim == 1 and self.n_features_in_ == 1:
+      X = X[:, None]  # one feature: a flat array is its column
+    elif X.ndim == 1:
+      raise ValueError(f"X is 1-D (shape {X.shape}); pass [n_rows, {self.n_features_in_}] "
+                       "(one row: X.reshape(1, -1))")
     if X.ndim != 2 or X.shape[1] != self.n_features_in_:
       raise ValueError(f"X has shape {X.shape}; expected [n_rows, {self.n_features_in_}]")
-    return trial_lib.predict(node, X[:, self.selected_features_])
+    bad = ~np.isfinite(X).all(axis=1)
+    if bad.any():
+      raise ValueError(f"X holds NaN or inf in {int(bad.sum())} row(s) (the first: row "
+                       f"{int(np.argmax(bad))}); the formula needs finite inputs")
+    return X
 
   def score(self, X, y, sample_weight=None) -> float:
     """R2 on (X, y) (weighted by sample_weight if given), as sklearn regressors do."""

@@ -115,6 +115,26 @@ def test_select_k_best_fits_a_wide_table_and_predicts_from_every_column(ckpt):
     LEERegressor(checkpoint=ckpt).fit(X, y)
 
 
+def _frame(X, names):  # a DataFrame's two faces the estimator reads: columns and __array__
+  return type("Frame", (), {"columns": list(names), "__array__": lambda self, *a, **k: X})()
+
+
+def test_predict_refuses_columns_fit_did_not_see_in_that_order(ckpt):
+  X, y = helpers.toy_data()
+  est = LEERegressor(checkpoint=ckpt, rounds=1, iterations=2, seed=3).fit(_frame(X, "ab"), y)
+  np.testing.assert_array_equal(est.predict(_frame(X, "ab")), est.predict(X))
+  # columns are read by position: swapped ones once gave a silently wrong prediction
+  with pytest.raises(ValueError, match=r"another order than at fit \(a, b\); pass X\[\['a', 'b'\]\]"):
+    est.predict(_frame(X[:, ::-1], "ba"))
+  with pytest.raises(ValueError, match="not those fit saw: missing a; unexpected c"):
+    est.predict(_frame(X, "cb"))
+  bad = X.copy(); bad[[4, 9], 0] = np.nan
+  with pytest.raises(ValueError, match=r"NaN or inf in 2 row\(s\) \(the first: row 4\)"):
+    est.predict(bad)
+  with pytest.raises(ValueError, match=r"X is 1-D \(shape \(2,\)\).*reshape\(1, -1\)"):
+    est.predict(X[0])
+
+
 def test_clone_and_pickle_round_trip(fitted):
   sklearn_base = pytest.importorskip("sklearn.base")
   est, X, _ = fitted
