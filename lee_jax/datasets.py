@@ -218,7 +218,11 @@ def _dataset_from_text(text: str, delimiter: str, where: str, name: str, group: 
     raise DataError(f"{where}: column {header.index('') + 1} has no name (an index written "
                     "by pandas? save with index=False, or name it)")
   if target not in header:
-    raise DataError(f"{where}: no target column {target!r}; columns are: {', '.join(header)}")
+    other = next((d for d in ";\t|" if d != delimiter and len(header) == 1 and d in header[0]),
+                 None)  # a table split by another character reads as one column
+    hint = f" (is the table split by {other!r}? save it with commas)" if other else ""
+    raise DataError(f"{where}: no target column {target!r}; columns are: {', '.join(header)}"
+                    + hint)
   if weights is not None and (weights not in header or weights == target):
     raise DataError(f"{where}: no weights column {weights!r} besides the target; columns are: "
                     f"{', '.join(header)}")
@@ -227,7 +231,11 @@ def _dataset_from_text(text: str, delimiter: str, where: str, name: str, group: 
   twice = repeated(features)
   if twice:
     raise DataError(f"{where}: feature column(s) named twice: {', '.join(twice)}")
-  missing = [f for f in features if f not in header or f in (target, weights)]
+  for role, column in (("the target", target), ("the weights", weights)):
+    if column is not None and column in features:
+      raise DataError(f"{where}: --features names {role} column {column!r}; a feature cannot "
+                      "be it too")
+  missing = [f for f in features if f not in header]
   if missing:
     raise DataError(f"{where}: unknown feature column(s) {', '.join(missing)}; "
                     f"columns are: {', '.join(header)}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import pathlib
 import sys
@@ -198,11 +199,28 @@ def check_plot_paths(trials: int) -> list[pathlib.Path] | None:
   if _PLOT.value is None:
     return None
   try:
-    path = plot_result.check_path(_PLOT.value, _OVERWRITE.value)
+    # only the files that will be written (fit_trial1.png, ... for several trials) must be new
+    path = plot_result.check_path(_PLOT.value, overwrite=True)
     return [plot_result.check_path(p, _OVERWRITE.value)
             for p in plot_result.trial_paths(path, trials)]
   except plot_result.PlotError as e:
     raise datasets.DataError(f"--plot: {e}") from None
+
+
+def check_distinct(out_path: pathlib.Path | None, plot_paths) -> None:
+  """No output in the place of another, or of the input table (which --overwrite would
+  replace with a result)."""
+  named = [("--data", None if _DATA.value is None else pathlib.Path(_DATA.value)),
+           ("--out", out_path)] + [("--plot", p) for p in plot_paths or ()]
+  seen: dict[pathlib.Path, str] = {}
+  for flag, p in named:
+    if p is None:
+      continue
+    key = p.resolve()
+    if key in seen:
+      raise datasets.DataError(f"{seen[key]} and {flag} name the same file {p}; give each "
+                               "its own")
+    seen[key] = flag
 
 
 def draw(path: pathlib.Path, rep: dict, result, parts: datasets.Split, names) -> None:
@@ -260,8 +278,12 @@ def main(argv):
     trial_lib.check_max_time(_MAX_TIME.value)  # before the model loads
   except ValueError as e:
     raise datasets.DataError(f"--{e}") from None
+  if not 0 <= _NOISE.value < math.inf:  # (NaN fails too) before the table is described
+    raise datasets.DataError(f"--noise must be a finite level >= 0 (a fraction of the "
+                             f"target's RMS), got {_NOISE.value}")
   out_path = check_out_path()
   plot_paths = check_plot_paths(_TRIALS.value)
+  check_distinct(out_path, plot_paths)
   print(datasets.describe(ds))
   first = datasets.split(ds.X, ds.y, seed=_SEED.value, noise=_NOISE.value)
   print(f"split (seed {_SEED.value}, noise {_NOISE.value}): train {len(first.y_train)}, "

@@ -214,6 +214,9 @@ def test_load_table_ok(tmp_path):
     # pandas' to_csv writes its index as a first column without a name
     (["", "a", "y"], [[i, i, i] for i in range(20)], "y", r"column 1 has no name.*index=False"),
     (["a", "y"], [[i, 4] for i in range(20)], "y", r"target is constant"),
+    # a table split by semicolons reads as one column named "a;y"
+    (["a;y"], [[f"{i};{i}"] for i in range(20)], "y", r"columns are: a;y \(is the table split "
+     r"by ';'\? save it with commas\)"),
     (["a", "y"], [[i, 1e300 * (i + 1)] for i in range(20)], "y",
      r"column\(s\) y hold values beyond 1e\+15 .*rescale"),
 ])
@@ -221,6 +224,14 @@ def test_load_table_errors(tmp_path, header, rows, target, match):
   with pytest.raises(D.DataError, match=match) as e:
     D.load_table(_csv(tmp_path, header, rows), target=target)
   assert "\n" not in str(e.value)
+
+
+def test_features_naming_the_target_or_weights_say_so(tmp_path):
+  path = _csv(tmp_path, ["a", "w", "y"], [[i, 1, i] for i in range(20)])
+  for features, match in ((["a", "y"], "names the target column 'y'"),
+                          (["a", "w"], "names the weights column 'w'")):
+    with pytest.raises(D.DataError, match=match):
+      D.load_table(path, "y", features=features, weights="w")
 
 
 def test_load_table_file_errors(tmp_path):
@@ -314,7 +325,7 @@ def test_load_table_weights_column(tmp_path):
       D.load_table(_csv(tmp_path, ["a", "b", "y", "w"], bad_rows), target="y", weights="w")
   with pytest.raises(D.DataError, match="no weights column 'q'"):
     D.load_table(p, target="y", weights="q")
-  with pytest.raises(D.DataError, match="unknown feature column"):
+  with pytest.raises(D.DataError, match="names the weights column"):
     D.load_table(p, target="y", features=["a", "w"], weights="w")
 
 

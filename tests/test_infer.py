@@ -139,8 +139,10 @@ def test_search_with_a_checkpoint_prints_the_answer_and_writes_json(ckpt, tmp_pa
     (["--overlap", "--simplify_helpers", "0"], "overlap needs simplify_helpers"),
     (["--plot", "fit.jpg"], "plot format"),
     (["--plot", "/nonexistent/fit.png"], "does not exist"),
-    (["--noise", "nan"], "need noise >= 0"),
-    (["--noise", "inf"], "need noise >= 0"),
+    (["--noise", "nan"], "--noise must be a finite level >= 0"),
+    (["--noise", "inf"], "--noise must be a finite level >= 0"),
+    (["--noise=-1"], "--noise must be a finite level >= 0"),
+    (["--out", "same.svg", "--plot", "same.svg"], "--out and --plot name the same file"),
     (["--out", "/"], "is a directory, not a file"),
     (["--seed", "4294967000", "--trials", "2"], "--seed + 1000 * (--trials - 1)"),
 ])
@@ -148,6 +150,18 @@ def test_bad_search_flags_are_one_line_and_exit_2(args, needle):
   r = _infer("--dataset", "strogatz_lv1", *args)
   assert r.returncode == 2, r.stderr
   assert r.stderr.count("\n") == 1 and needle in r.stderr and "Traceback" not in r.stderr
+
+
+def test_outputs_never_take_the_place_of_the_input_or_an_unwritten_name(tmp_path):
+  table = _table(tmp_path, ["a", "target"], [[i, 2 * i] for i in range(20)])
+  r = _infer("--data", table, "--out", table, "--overwrite")
+  assert r.returncode == 2 and "--data and --out name the same file" in r.stderr
+  # several trials write fit_trial1.png, ...: an existing fit.png is no reason to refuse
+  (tmp_path / "fit.png").write_bytes(b"keep")
+  r = _infer("--data", table, "--trials", "2", "--plot", str(tmp_path / "fit.png"),
+             "--checkpoint", "/nonexistent/dir")  # past the output checks, then stops
+  assert r.returncode == 2 and "no checkpoint directory" in r.stderr, r.stderr
+  assert (tmp_path / "fit.png").read_bytes() == b"keep"
 
 
 def test_a_fit_backend_this_machine_lacks_is_one_line_and_exit_2(monkeypatch):
