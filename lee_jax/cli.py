@@ -14,6 +14,7 @@ from absl import logging
 from lee_jax import cpu_threads
 
 EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a Ctrl-C'd program
 
 
 class PathError(ValueError):
@@ -86,5 +87,8 @@ def run(main: Callable[[list[str]], None], *errors: type[Exception], positional:
       main(argv)
     except (*errors, PathError) as e:
       fail(str(e))
+    except KeyboardInterrupt:  # Ctrl-C: one line, not a traceback from wherever it landed
+      print("\ninterrupted", file=sys.stderr)
+      sys.exit(EXIT_INTERRUPTED)
 
   app.run(guarded, flags_parser=_parse_flags)

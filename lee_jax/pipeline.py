@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import signal
 import sys
 
 import grain
@@ -143,5 +144,13 @@ def batches(cfg: DataConfig, seed: int, batch_size: int, workers: int = 0,
   it = ds.to_iter_dataset(grain.ReadOptions(num_threads=0))
   if workers > 0:
     it = it.mp_prefetch(grain.MultiprocessingOptions(num_workers=workers,
-                                                     per_worker_buffer_size=buffer))
+                                                     per_worker_buffer_size=buffer),
+                        worker_init_fn=_ignore_ctrl_c)
   return it
+
+
+def _ignore_ctrl_c(worker_index: int, worker_count: int) -> None:
+  """In each grain worker: Ctrl-C reaches the whole process group, and the trainer stops the
+  workers itself after its save (a worker killed by it printed a traceback)."""
+  del worker_index, worker_count
+  signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -15,7 +15,9 @@ from lee_jax import cli
 from lee_jax import datasets
 from lee_jax import jsonl
 
-_OUT = flags.DEFINE_string("out", None, "PNG path (default WORKDIR/training_curves.png).")
+_OUT = flags.DEFINE_string("out", None, "PNG path (default WORKDIR/training_curves.png, "
+                           "redrawn each time).")
+_OVERWRITE = flags.DEFINE_bool("overwrite", False, "Allow --out to replace an existing file.")
 _SKIP = ("phase", "step", "time")
 
 
@@ -51,7 +53,10 @@ def _read(path: pathlib.Path) -> list[dict]:
   return out
 
 
-def plot(workdir: str | pathlib.Path, out: str | pathlib.Path | None = None) -> pathlib.Path:
+def plot(workdir: str | pathlib.Path, out: str | pathlib.Path | None = None,
+         overwrite: bool = True) -> pathlib.Path:
+  """The curves of WORKDIR/metrics.jsonl drawn to `out` (default WORKDIR/training_curves.png,
+  which is always redrawn); overwrite=False: an existing `out` is an error."""
   import matplotlib
   matplotlib.use("Agg")
   import matplotlib.pyplot as plt
@@ -63,7 +68,8 @@ def plot(workdir: str | pathlib.Path, out: str | pathlib.Path | None = None) -> 
     raise PlotError(f"{path} does not exist; is {workdir} a training workdir?")
   # The output is checked before the drawing, so a bad --out fails fast and cleanly.
   flag = "--out" if out else "output"
-  out = cli.output_file(out if out else workdir / "training_curves.png", flag=flag)
+  out = cli.output_file(out if out else workdir / "training_curves.png",
+                        overwrite=overwrite or not out, flag=flag)
   fmt = out.suffix[1:].lower() or "png"  # no suffix: PNG at exactly that path
   formats = Figure().canvas.get_supported_filetypes()
   if fmt not in formats:
@@ -115,7 +121,7 @@ def plot(workdir: str | pathlib.Path, out: str | pathlib.Path | None = None) -> 
 def main(argv):
   if len(argv) != 2:
     raise PlotError("usage: python -m lee_jax.plot_training WORKDIR [--out file.png]")
-  print(plot(argv[1], _OUT.value))
+  print(plot(argv[1], _OUT.value, _OVERWRITE.value))
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ params to WORKDIR/export (the latest phase) and WORKDIR/export_phaseN. Multi-hos
 from __future__ import annotations
 
 import pathlib
+import sys
 import tempfile
 import time
 
@@ -110,6 +111,11 @@ def config_from_flags() -> tuple[TrainConfig, list[int]]:
     raise TrainError("--steps takes one positive value or five (phases 1-5)")
   if _ALIGN_SCALE.value < 0:
     raise TrainError(f"--align_scale must be >= 0, got {_ALIGN_SCALE.value:g}")
+  if not _WORKDIR.value.strip():  # "" would be the current folder, filled with phase folders
+    raise TrainError("--workdir is empty; name the run's folder (e.g. --workdir=runs/small)")
+  for flag in (_LOG_EVERY, _SAVE_EVERY, _KEEP):
+    if flag.value < 1:
+      raise TrainError(f"--{flag.name} must be >= 1, got {flag.value}")
   n = jax.device_count()
   if _BATCH.value < 1 or _BATCH.value % n:
     raise TrainError(f"--batch_size={_BATCH.value} must be a positive multiple of the {n} devices")
@@ -120,8 +126,8 @@ def config_from_flags() -> tuple[TrainConfig, list[int]]:
       lr=_LR.value, min_lr=_MIN_LR.value, warmup=_WARMUP.value, weight_decay=_WEIGHT_DECAY.value,
       clip_norm=_CLIP.value, seed=_SEED.value, max_seconds=_MAX_SECONDS.value, resume=_RESUME.value,
       init=_INIT.value, init_from=_INIT_FROM.value, workers=_WORKERS.value,
-      data_buffer=_DATA_BUFFER.value, log_every=max(1, _LOG_EVERY.value),
-      save_every=max(1, _SAVE_EVERY.value), keep=max(1, _KEEP.value), align_scale=_ALIGN_SCALE.value,
+      data_buffer=_DATA_BUFFER.value, log_every=_LOG_EVERY.value,
+      save_every=_SAVE_EVERY.value, keep=_KEEP.value, align_scale=_ALIGN_SCALE.value,
       align_direction=_ALIGN_DIRECTION.value, align_target=_ALIGN_TARGET.value,
       align_ema=_ALIGN_EMA.value, attention=_ATTENTION.value, fused_refine=_FUSED_REFINE.value,
       rng_impl=_RNG_IMPL.value, anneal_by_deadline=_ANNEAL.value)
@@ -143,6 +149,10 @@ def main(argv):
   deadline = time.time() + cfg.max_seconds if cfg.max_seconds > 0 else None
   for phase in phases:
     result = train_phase(cfg, phase, deadline)
+    if result.get("interrupted"):  # saved (train_phase said where); not a success
+      if result["finished"] and phase != phases[-1]:
+        print(f"stopped after phase {phase}; the same command goes on", flush=True)
+      sys.exit(cli.EXIT_INTERRUPTED)
     if not result["finished"]:
       return
 

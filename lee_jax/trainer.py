@@ -12,6 +12,9 @@ import functools
 import math
 import pathlib
 import shutil
+import signal
+import sys
+import threading
 import time
 from typing import Any, NamedTuple
 
@@ -267,6 +270,34 @@ def _init_from(model: model_lib.LEE, cfg: TrainConfig) -> None:
   nnx.update(model, nnx.state(src, nnx.Param))
 
 
+class StopRequest:
+  """While active (a `with` block in the main thread): SIGINT (Ctrl-C) or SIGTERM (a cluster's
+  preemption) asks the loop to stop after its step, save and return, as at the deadline; a
+  second signal stops at once (KeyboardInterrupt). Killed mid-step or mid-save, a run would
+  lose up to a save interval and print tracebacks from Orbax's writer threads."""
+
+  def __init__(self):
+    self.signal: str | None = None
+    self._old: dict = {}
+
+  def __enter__(self) -> "StopRequest":
+    if threading.current_thread() is threading.main_thread():
+      self._old = {s: signal.signal(s, self._handle) for s in (signal.SIGINT, signal.SIGTERM)}
+    return self
+
+  def _handle(self, signum, frame) -> None:
+    del frame
+    if self.signal is not None:
+      raise KeyboardInterrupt
+    self.signal = signal.Signals(signum).name
+    print(f"\n{self.signal}: saving after this step, then stopping (again: stop at once)",
+          file=sys.stderr, flush=True)
+
+  def __exit__(self, *exc) -> None:
+    for s, old in self._old.items():
+      signal.signal(s, old)
+
+
 def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> dict:
   """Run (or resume) one phase to its step count or the deadline; returns the last metrics."""
   if cfg.anneal_by_deadline and deadline is None:
@@ -374,53 +405,59 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
           + (", refine passes fused" if fused else ""),
           flush=True)
     t_loop = time.time()
-    while step < steps:
-      batch = sharding.shard_batch(next(data_it), mesh)
-      if cfg.anneal_by_deadline:
-        lr = deadline_lr(cfg, step, steps, (time.time() - t_loop) / max(deadline - t_loop, 1e-9))
-        opt_state = with_lr(opt_state, lr, repl)
-      trainable, opt_state, metrics = step_fn(trainable, opt_state, frozen, rest, batch, key,
-                                              jnp.int32(step))
-      step += 1
-      out_of_time = deadline is not None and time.time() > deadline
-      if step % cfg.log_every == 0 or step == steps or out_of_time:
-        last = {k: float(v) for k, v in jax.device_get(
-            metrics | eval_fn(trainable, frozen, rest, val_batch)).items()}
+    with StopRequest() as stop:
+      while step < steps:
+        batch = sharding.shard_batch(next(data_it), mesh)
         if cfg.anneal_by_deadline:
-          last["lr"] = lr
-        now = time.time()
-        rate = (step - s_log) / max(now - t_log, 1e-9)
-        t_log, s_log = now, step
-        if not all(np.isfinite(v) for v in last.values()):
+          lr = deadline_lr(cfg, step, steps, (time.time() - t_loop) / max(deadline - t_loop, 1e-9))
+          opt_state = with_lr(opt_state, lr, repl)
+        trainable, opt_state, metrics = step_fn(trainable, opt_state, frozen, rest, batch, key,
+                                                jnp.int32(step))
+        step += 1
+        out_of_time = deadline is not None and time.time() > deadline
+        stopping = out_of_time or stop.signal is not None
+        if step % cfg.log_every == 0 or step == steps or stopping:
+          last = {k: float(v) for k, v in jax.device_get(
+              metrics | eval_fn(trainable, frozen, rest, val_batch)).items()}
+          if cfg.anneal_by_deadline:
+            last["lr"] = lr
+          now = time.time()
+          rate = (step - s_log) / max(now - t_log, 1e-9)
+          t_log, s_log = now, step
+          if not all(np.isfinite(v) for v in last.values()):
+            save(step, force=True)
+            raise TrainError(f"non-finite loss at phase {phase} step {step} ({last}); "
+                             f"checkpoint kept in {pdir}")
+          log.write({"phase": phase, "step": step, "steps_per_s": rate, "time": now, **last})
+          terms = " ".join(f"{k} {v:.4g}" for k, v in last.items())
+          print(f"phase {phase} [{step}/{steps} {100 * step / steps:5.1f}%] {rate:.2f} step/s "
+                f"ETA {_fmt_time((steps - step) / max(rate, 1e-9))} | {terms}", flush=True)
+        if stopping:
           save(step, force=True)
-          raise TrainError(f"non-finite loss at phase {phase} step {step} ({last}); "
-                           f"checkpoint kept in {pdir}")
-        log.write({"phase": phase, "step": step, "steps_per_s": rate, "time": now, **last})
-        terms = " ".join(f"{k} {v:.4g}" for k, v in last.items())
-        print(f"phase {phase} [{step}/{steps} {100 * step / steps:5.1f}%] {rate:.2f} step/s "
-              f"ETA {_fmt_time((steps - step) / max(rate, 1e-9))} | {terms}", flush=True)
-      if out_of_time:
-        save(step, force=True)
-        mngr.wait_until_finished()
-        # Inference params of the unfinished phase too: a run that must hand its model on before
-        # the phase ends (a GPU lease shorter than a phase) has them without the optimizer state.
-        checkpoints.export_params(cfg.workdir / "export_partial", full_params(),
-                                  _meta(cfg, phase) | {"step": step, "finished": False})
-        print(f"phase {phase}: --max_seconds spent at step {step}; the same command resumes "
-              f"(params so far in {cfg.workdir / 'export_partial'})", flush=True)
-        return {"phase": phase, "step": step, "finished": False, **last}
-      save(step)
-    save(step, force=True)
-    mngr.wait_until_finished()
-    meta, params = _meta(cfg, phase) | {"step": step}, full_params()
-    export = checkpoints.export_params(cfg.workdir / "export", params, meta)
-    # Each phase's final params stay too: a later phase can be worse (phase 2's collapse at
-    # small scale, BUILD_NOTES), and the export/ above is overwritten by the next phase.
-    checkpoints.export_params(cfg.workdir / f"export_phase{phase}", params, meta)
-    shutil.rmtree(cfg.workdir / "export_partial", ignore_errors=True)  # superseded
-    print(f"phase {phase}: done at step {step} in {_fmt_time(time.time() - t_start)}; "
-          f"inference params in {export}", flush=True)
-    return {"phase": phase, "step": step, "finished": True, **last}
+          mngr.wait_until_finished()
+          # Inference params of the unfinished phase too: a run that must hand its model on before
+          # the phase ends (a GPU lease shorter than a phase) has them without the optimizer state.
+          checkpoints.export_params(cfg.workdir / "export_partial", full_params(),
+                                    _meta(cfg, phase) | {"step": step, "finished": False})
+          why = "--max_seconds spent" if stop.signal is None else f"stopped by {stop.signal}"
+          print(f"phase {phase}: {why} at step {step}; the same command resumes "
+                f"(params so far in {cfg.workdir / 'export_partial'})", flush=True)
+          return {"phase": phase, "step": step, "finished": False,
+                  "interrupted": stop.signal is not None, **last}
+        save(step)
+      save(step, force=True)
+      mngr.wait_until_finished()
+      meta, params = _meta(cfg, phase) | {"step": step}, full_params()
+      export = checkpoints.export_params(cfg.workdir / "export", params, meta)
+      # Each phase's final params stay too: a later phase can be worse (phase 2's collapse at
+      # small scale, BUILD_NOTES), and the export/ above is overwritten by the next phase.
+      checkpoints.export_params(cfg.workdir / f"export_phase{phase}", params, meta)
+      shutil.rmtree(cfg.workdir / "export_partial", ignore_errors=True)  # superseded
+      print(f"phase {phase}: done at step {step} in {_fmt_time(time.time() - t_start)}; "
+            f"inference params in {export}", flush=True)
+    # (a signal during the final save stops the run after this phase)
+    return {"phase": phase, "step": step, "finished": True,
+            "interrupted": stop.signal is not None, **last}
   finally:
     if hasattr(data_it, "close"):
       data_it.close()

@@ -15,6 +15,7 @@ import concurrent.futures
 import dataclasses
 import multiprocessing
 import os
+import signal
 import time
 from typing import Any
 
@@ -59,6 +60,9 @@ _WORKER: dict[str, Any] = {}
 
 
 def _init_worker(bundle: dict, constrain: bool, threads: int | None) -> None:
+  # Ctrl-C in a terminal reaches every process of its group: the main process stops the
+  # workers (shutdown_workers), each of which would otherwise print its own traceback.
+  signal.signal(signal.SIGINT, signal.SIG_IGN)
   cpu_threads.limit(threads)  # before the engine starts JAX's backends
   _WORKER["engine"] = engine_lib.Engine(engine_lib.from_bundle(bundle), constrain)
 
@@ -96,7 +100,11 @@ def worker_pool(bundle: dict, constrain: bool, n: int) -> concurrent.futures.Pro
 def shutdown_workers(wait: bool = True) -> None:
   """Stops the worker processes a trial left running (they also end with this process)."""
   if _POOL:
-    _POOL.pop("executor").shutdown(wait=wait, cancel_futures=True)
+    ex = _POOL.pop("executor")
+    if not wait:  # a running round would hold the exit until it finished (~30 s)
+      for p in list((getattr(ex, "_processes", None) or {}).values()):
+        p.terminate()
+    ex.shutdown(wait=wait, cancel_futures=True)
     _POOL.clear()
 
 

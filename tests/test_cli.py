@@ -60,3 +60,13 @@ def test_run_refuses_a_malformed_cpu_thread_setting_before_main(capsys, monkeypa
   assert e.value.code == cli.EXIT_BAD_INPUT and not ran
   err = capsys.readouterr().err
   assert err.startswith(f"error: {cpu_threads.ENV} must be a thread count") and err.count("\n") == 1
+
+
+def test_run_turns_ctrl_c_into_one_line_and_exit_130(capsys, monkeypatch):
+  monkeypatch.setattr("sys.argv", ["prog"])
+  def main(argv):
+    raise KeyboardInterrupt
+  with pytest.raises(SystemExit) as e:
+    cli.run(main)
+  assert e.value.code == cli.EXIT_INTERRUPTED == 130
+  assert capsys.readouterr().err.strip() == "interrupted"

@@ -97,3 +97,15 @@ def test_a_metrics_line_that_is_not_json_is_an_error_not_skipped(tmp_path):
   wd = _workdir(tmp_path, GOOD, "not json at all", GOOD)
   with pytest.raises(plot_training.PlotError, match="metrics.jsonl line 2: not JSON"):
     plot_training.plot(wd)
+
+
+def test_an_existing_out_file_needs_overwrite_the_default_one_is_redrawn(tmp_path):
+  wd = _workdir(tmp_path, GOOD)
+  keep = tmp_path / "keep.png"
+  keep.write_bytes(b"KEEP")
+  with pytest.raises(cli.PathError, match="keep.png exists; pass --overwrite"):
+    plot_training.plot(wd, keep, overwrite=False)
+  assert keep.read_bytes() == b"KEEP"
+  assert plot_training.plot(wd, keep, overwrite=True) == keep and keep.stat().st_size > 1000
+  first = plot_training.plot(wd, overwrite=False)  # WORKDIR/training_curves.png: always redrawn
+  assert plot_training.plot(wd, overwrite=False) == first

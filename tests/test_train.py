@@ -2,9 +2,11 @@ import dataclasses
 import json
 import os
 import pathlib
+import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 from flax import nnx
@@ -106,6 +108,41 @@ def test_wrong_model_and_corrupt_checkpoints_are_one_line_errors(tmp_path):
   assert "\n" not in str(e.value)
 
 
+@pytest.mark.skipif(threading.current_thread() is not threading.main_thread(),
+                    reason="signal handlers are set in the main thread only")
+def test_a_first_signal_asks_the_loop_to_stop_and_a_second_stops_at_once():
+  before = signal.getsignal(signal.SIGINT)
+  with train.StopRequest() as stop:
+    assert stop.signal is None
+    os.kill(os.getpid(), signal.SIGTERM)  # a cluster's preemption notice
+    time.sleep(0.05)  # (the handler runs between bytecodes)
+    assert stop.signal == "SIGTERM"
+    with pytest.raises(KeyboardInterrupt):
+      os.kill(os.getpid(), signal.SIGINT)
+      time.sleep(0.05)
+  assert signal.getsignal(signal.SIGINT) is before
+
+
+@pytest.mark.slow
+def test_cli_ctrl_c_saves_at_that_step_and_exits_130(tmp_path):
+  env = dict(os.environ, JAX_PLATFORMS="cpu")
+  run = tmp_path / "run"
+  proc = subprocess.Popen(_cli(run, "--phase=1", "--steps=100000", "--save_every=1000"), env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+  deadline = time.time() + 240
+  while time.time() < deadline and not (run / "metrics.jsonl").is_file():
+    time.sleep(0.2)  # (the first step has run: compiled)
+  proc.send_signal(signal.SIGINT)
+  out, err = proc.communicate(timeout=240)
+  assert proc.returncode == 130, out + err
+  assert "Traceback" not in err and "SIGINT: saving after this step" in err
+  step = int(re.search(r"stopped by SIGINT at step (\d+); the same command resumes", out)[1])
+  # saved where it stopped, not only at the last interval (--save_every=1000)
+  assert max(int(p.name) for p in (run / "phase1").iterdir() if p.name.isdigit()) == step
+  assert (run / "export_partial" / "meta.json").is_file()
+
+
 def _cli(workdir, *args):
   return [sys.executable, "-m", "lee_jax.train", "--model=tiny", "--dtype=float32",
           f"--workdir={workdir}", "--batch_size=4", "--log_every=1", "--save_every=3", *args]
@@ -186,6 +223,19 @@ def test_cli_unwritable_workdir_is_one_line_error(tmp_path):
   assert r.returncode == 2
   assert "cannot write to --workdir" in r.stderr and r.stderr.count("\n") == 1
   assert blocker.read_text() == "not a directory"
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--workdir="], "--workdir is empty"),  # once: phase folders in the current directory
+    (["--save_every=0"], "--save_every must be >= 1, got 0"),  # once quietly 1
+    (["--log_every=-1"], "--log_every must be >= 1, got -1"),
+    (["--keep=0"], "--keep must be >= 1, got 0"),
+])
+def test_cli_flags_that_were_quietly_changed_are_refused(tmp_path, args, needle):
+  r = subprocess.run(_cli(tmp_path / "run", "--phase=1", *args), capture_output=True, text=True,
+                     timeout=120, cwd=tmp_path)
+  assert r.returncode == 2 and needle in r.stderr and r.stderr.count("\n") == 1, r.stderr
+  assert list(tmp_path.iterdir()) == []  # nothing written, here or in the workdir
 
 
 def test_single_process_does_not_start_distributed(monkeypatch):
