@@ -54,8 +54,19 @@ def save(mngr: ocp.CheckpointManager, step: int, params, opt_state, data_iter, m
 def _check_meta(meta: dict, expected: dict, where: pathlib.Path) -> None:
   for key, want in expected.items():
     if meta.get(key) != want:
-      raise CheckpointError(f"{where} was saved with {key}={meta.get(key)!r}, "
-                            f"not {want!r}; use another --workdir or the matching flags")
+      got = ", ".join(f"{k}={g!r}" for k, g, _ in _differences(key, meta.get(key), want))
+      wanted = ", ".join(f"{w!r}" for _, _, w in _differences(key, meta.get(key), want))
+      raise CheckpointError(f"{where} was saved with {got}, not {wanted}; use another "
+                            "--workdir or the matching flags")
+
+
+def _differences(key: str, got, want) -> list[tuple[str, Any, Any]]:
+  """(dotted key, saved, wanted) where two settings differ: inside a dict, only the entries
+  that differ (model_config.use_vae, not the whole model config)."""
+  if isinstance(got, dict) and isinstance(want, dict):
+    return [d for k in sorted(set(got) | set(want), key=str)
+            for d in _differences(f"{key}.{k}", got.get(k), want.get(k))]
+  return [] if got == want else [(key, got, want)]
 
 
 def _step_path(mngr: ocp.CheckpointManager, step: int) -> pathlib.Path:
@@ -85,7 +96,9 @@ def restore(mngr: ocp.CheckpointManager, step: int, abstract_params, abstract_op
         opt=ocp.args.StandardRestore(abstract_opt),
         data=grain.checkpoint.CheckpointRestore(data_iter)))
   except Exception as e:
-    raise CheckpointError(f"cannot restore checkpoint {path}: {_one_line(e)}") from None
+    raise CheckpointError(f"cannot restore checkpoint {path} ({_one_line(e)[:120]}); if it is "
+                          f"damaged, move that step folder away and resume from the one "
+                          f"before") from None
   return r.params, r.opt, meta
 
 
@@ -159,6 +172,9 @@ def read_model_meta(meta_file: pathlib.Path):
   """(meta dict, ModelConfig) from a meta.json; CheckpointError naming the file otherwise."""
   from lee_jax import configs
 
+  if not meta_file.exists():
+    raise CheckpointError(f"{meta_file.parent} holds no model (no meta.json): name a "
+                          "`python -m lee_jax.weights` folder, an export/ or a training workdir")
   try:
     meta = json.loads(meta_file.read_text())
     return meta, configs.ModelConfig(**meta["model_config"])

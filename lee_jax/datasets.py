@@ -450,6 +450,9 @@ def resolve(names: Sequence[str] | None, groups: Sequence[str]) -> list[str]:
   """The datasets a sweep runs: `names` if given (each checked), else every dataset of
   `groups` ('all': the three SRBench groups), in listing order. DataError on an unknown
   group or name, or when nothing is left."""
+  if names is not None and not [n for n in names if n.strip()]:
+    # (--datasets= is an empty list: it once ran the whole default group)
+    raise DataError("--datasets names no dataset; leave it out to run whole --group(s)")
   if names:
     check_names(names)
     return list(names)
@@ -585,6 +588,8 @@ def _define_flags() -> None:
   flags.DEFINE_string("data_dir", None, "PMLB-layout directory searched before the shipped data.")
   flags.DEFINE_string("target", "target", "Target column of a --show table.")
   flags.DEFINE_list("features", None, "Feature columns of a --show table (default: all others).")
+  flags.DEFINE_integer("select_k_best", None, "Keep the K most informative columns of a --show "
+                       "table (as `lee_jax.infer --select_k_best`), for one of over 10.")
 
 
 def main(argv: Sequence[str]) -> None:
@@ -595,8 +600,13 @@ def main(argv: Sequence[str]) -> None:
       print(format_listing(list_datasets(FLAGS.data_dir)))
     elif FLAGS.show:
       is_table = FLAGS.show.endswith(tuple(_DELIMITERS)) or os.path.isfile(FLAGS.show)
-      ds = (load_table(FLAGS.show, FLAGS.target, FLAGS.features) if is_table
-            else load_dataset(FLAGS.show, FLAGS.data_dir))
+      if is_table:
+        ds = load_table(FLAGS.show, FLAGS.target, FLAGS.features,
+                        select_k_best=FLAGS.select_k_best)
+      else:
+        check_select_k_best(FLAGS.select_k_best)
+        ds = load_dataset(FLAGS.show, FLAGS.data_dir)
+        ds = ds if FLAGS.select_k_best is None else select_columns(ds, FLAGS.select_k_best)
       print(describe(ds))
     else:
       raise DataError("nothing to do; pass --list or --show NAME")

@@ -98,6 +98,8 @@ def test_resolve_names_and_groups_for_sweeps():
   assert D.resolve(["192_vineyard", "strogatz_lv1"], ["feynman"]) == ["192_vineyard", "strogatz_lv1"]
   with pytest.raises(D.DataError, match="strogatz_shearflow1"):  # checked, with a hint
     D.resolve(["strogatz_lv1", "strogatz_shearflw1"], ["strogatz"])
+  with pytest.raises(D.DataError, match="--datasets names no dataset"):  # --datasets=
+    D.resolve([], ["strogatz"])
   for groups in (["strogatz", "strogtz"], ["user"], []):  # no user tables ship
     with pytest.raises(D.DataError, match="unknown group"):
       D.resolve(None, groups)
@@ -285,6 +287,17 @@ def test_cli_list_and_show():
   assert len(lines) == 205 and lines[0].split()[:4] == ["strogatz_bacres1", "strogatz", "400", "2"]
   r = _cli("--show", "strogatz_shearflow1")
   assert r.returncode == 0 and "cot(y) * cos(x)" in r.stdout and "400 rows" in r.stdout
+
+
+def test_cli_show_keeps_the_k_best_columns_of_a_wide_table(tmp_path):
+  # the error for a wide table suggests --select_k_best: --show has it too
+  rows = [[(i * (j + 3)) % 17 for j in range(12)] + [i % 5] for i in range(40)]
+  path = _csv(tmp_path, [f"f{j}" for j in range(12)] + ["y"], rows)
+  r = _cli("--show", str(path), "--target", "y")
+  assert r.returncode == 2 and "--select_k_best" in r.stderr
+  r = _cli("--show", str(path), "--target", "y", "--select_k_best", "3")
+  assert r.returncode == 0, r.stderr
+  assert "select_k_best kept 3 of 12 columns" in r.stdout
 
 
 @pytest.mark.parametrize("args,match", [(["--show", "strogatz_shearflow"], "strogatz_shearflow1"),

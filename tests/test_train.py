@@ -97,9 +97,15 @@ def test_exported_params_load_back_exactly(tmp_path):
 def test_wrong_model_and_corrupt_checkpoints_are_one_line_errors(tmp_path):
   model = model_lib.LEE(TINY, rngs=nnx.Rngs(3))
   params = nnx.state(model, nnx.Param)
-  checkpoints.export_params(tmp_path, params, {"model": "tiny"})
+  checkpoints.export_params(tmp_path, params, {"model": "tiny",
+                                               "model_config": {"use_vae": True, "d_z": 32}})
   with pytest.raises(checkpoints.CheckpointError, match=r"meta.json was saved with model='tiny'"):
     checkpoints.load_params(tmp_path, checkpoints.abstract(params), {"model": "small"})
+  # of two settings dicts, only the entry that differs (once both whole dicts)
+  with pytest.raises(checkpoints.CheckpointError,
+                     match=r"saved with model_config.use_vae=True, not False; use another"):
+    checkpoints.load_params(tmp_path, checkpoints.abstract(params),
+                            {"model_config": {"use_vae": False, "d_z": 32}})
   for f in (tmp_path / "params").rglob("*"):
     if f.is_file() and f.stat().st_size > 100:
       f.write_bytes(f.read_bytes()[:50])  # truncate every data file

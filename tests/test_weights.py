@@ -74,6 +74,7 @@ def test_cli_converts_an_orbax_export(tmp_path):
   bad = subprocess.run([sys.executable, "-m", "lee_jax.weights", f"--from={tmp_path / 'none'}",
                         f"--to={tmp_path / 'w2'}"], capture_output=True, text=True, timeout=300)
   assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and str(src) not in bad.stderr
+  assert not (tmp_path / "w2").exists()  # (a bad --from once left it behind, empty)
   # a model already in --to stays unless --overwrite; bad numbers are refused before any write
   before = {p.name: p.read_bytes() for p in (tmp_path / "w").iterdir()}
   for args, needle in (([], "is not empty"), (["--latent_noise=-1"], "--latent_noise must be"),
@@ -128,6 +129,9 @@ def test_search_defaults_travel_with_the_weights(tmp_path):
     weights.search_defaults(out)
   with pytest.raises(checkpoints.CheckpointError, match="no checkpoint directory"):
     weights.search_defaults(tmp_path / "nope")
+  (tmp_path / "empty").mkdir()  # once "[Errno 2] No such file or directory"
+  with pytest.raises(checkpoints.CheckpointError, match="empty holds no model \\(no meta.json\\)"):
+    checkpoints.load_model(tmp_path / "empty")
 
 
 def test_shipped_search_defaults_are_valid():
