@@ -504,6 +504,23 @@ def check_weights(weights, n: int, what: str) -> np.ndarray:
   return w
 
 
+def load_input(dataset: str | None = None, data: str | None = None, target: str = "target",
+               features: Sequence[str] | None = None, weights: str | None = None,
+               select_k_best: int | None = None, data_dir: str | None = None) -> Dataset:
+  """The rows a search runs on: a shipped (or --data_dir) dataset by name, or a user's table
+  (its target, feature and weight columns; rows of weight 0 left out), with select_k_best
+  applied. What `lee_jax.infer` records in its --out as "input"."""
+  if (dataset is None) == (data is None):
+    raise DataError("name exactly one of a dataset or a data table")
+  if data is not None:
+    ds = load_table(data, target, features, weights, select_k_best)
+    X, y, w = weighted_rows(ds.X, ds.y, ds.weights)  # rows of weight 0 leave
+    return dataclasses.replace(ds, X=X, y=y, weights=w)
+  check_select_k_best(select_k_best)
+  ds = load_dataset(dataset, data_dir)
+  return ds if select_k_best is None else select_columns(ds, select_k_best)
+
+
 def weighted_rows(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None):
   """(X, y, weights) without the rows of weight 0; weights None when they are all equal (the
   unweighted search exactly). DataError if fewer than MIN_ROWS rows are left."""

@@ -136,23 +136,23 @@ _OVERWRITE = flags.DEFINE_bool("overwrite", False, "Allow --out and --plot to re
 _QUIET = flags.DEFINE_bool("quiet", False, "No progress display.")
 
 
-def load_input() -> datasets.Dataset:
+def input_spec() -> dict:
+  """Where the rows come from, as the flags say (`datasets.load_input`'s arguments; also
+  written into --out, so `python -m lee_jax.plot_result` can draw the result again)."""
   if (_DATASET.value is None) == (_DATA.value is None):
     raise datasets.DataError("pass exactly one of --dataset NAME or --data FILE")
   if _DATA.value is not None:
-    ds = datasets.load_table(_DATA.value, _TARGET.value, _FEATURES.value, _WEIGHTS.value,
-                             _SELECT.value)
-    X, y, w = datasets.weighted_rows(ds.X, ds.y, ds.weights)  # rows of weight 0 leave
-    return dataclasses.replace(ds, X=X, y=y, weights=w)
+    return {"data": _DATA.value, "target": _TARGET.value,
+            "features": _FEATURES.value, "weights": _WEIGHTS.value,
+            "select_k_best": _SELECT.value}
   # A shipped dataset has fixed columns: a column flag would be ignored, so say so instead.
   for flag, given in (("weights", _WEIGHTS.value is not None),
                       ("features", _FEATURES.value is not None),
                       ("target", _TARGET.value != _TARGET.default)):
     if given:
       raise datasets.DataError(f"--{flag} names a column of a --data table (not of --dataset)")
-  datasets.check_select_k_best(_SELECT.value)
-  ds = datasets.load_dataset(_DATASET.value, _DATA_DIR.value)
-  return ds if _SELECT.value is None else datasets.select_columns(ds, _SELECT.value)
+  return {"dataset": _DATASET.value, "data_dir": _DATA_DIR.value,
+          "select_k_best": _SELECT.value}
 
 
 def weights_of(ds: datasets.Dataset, rows: np.ndarray) -> np.ndarray | None:
@@ -224,13 +224,8 @@ def check_distinct(out_path: pathlib.Path | None, plot_paths) -> None:
 
 
 def draw(path: pathlib.Path, rep: dict, result, parts: datasets.Split, names) -> None:
-  """The trial's figure: the answer over train and test (validation rows are in the table)."""
-  r2 = "n/a" if rep["r2_test"] is None else f"{rep['r2_test']:.4f}"
-  fig = plot_result.figure(
-      rep["equations"], rep["complexity"], lambda X: trial_lib.predict(result.winner.node, X),
-      {"train": (parts.X_train, parts.y_train), "test": (parts.X_test, parts.y_test)}, names,
-      [r["history"] for r in rep["rounds"]],
-      title=f"{rep['dataset']}: {rep['expression']}  (test R2 {r2})")
+  fig = plot_result.trial_figure(rep, lambda X: trial_lib.predict(result.winner.node, X), parts,
+                                 names)
   print(f"plot written to {plot_result.save(fig, path)}")
 
 
@@ -266,7 +261,10 @@ def print_trial(rep: dict, names) -> None:
 
 def main(argv):
   del argv
-  ds = load_input()
+  spec = input_spec()
+  ds = datasets.load_input(**spec)
+  if spec.get("data") is not None:  # (the record is read from anywhere)
+    spec["data"] = str(pathlib.Path(spec["data"]).absolute())
   cfg = search_config()
   if _TRIALS.value < 1:
     raise datasets.DataError(f"--trials must be >= 1, got {_TRIALS.value}")
@@ -312,7 +310,8 @@ def main(argv):
       draw(plot_paths[t], rep, result, parts, ds.feature_names)
     reports.append(rep)
     if out_path is not None:  # after every trial, so a long run keeps what it finished
-      write_json(out_path, {"dataset": ds.name, "formula": ds.formula, "trials": reports})
+      write_json(out_path, {"dataset": ds.name, "formula": ds.formula, "input": spec,
+                            "trials": reports})
   if len(reports) > 1:
     tests = [r["r2_test"] for r in reports if r.get("r2_test") is not None]
     print(f"mean test R2 over {len(tests)} trial(s): {np.mean(tests):.6f}" if tests else "no trial found an expression")

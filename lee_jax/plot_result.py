@@ -1,6 +1,11 @@
 """A search result as one figure: the equation table, the fit, and the search's progress.
 
-Written by `python -m lee_jax.infer ... --plot fit.png` and `LEERegressor.plot(X, y)`.
+Written by `python -m lee_jax.infer ... --plot fit.png` and `LEERegressor.plot(X, y)`, and
+drawn again from a finished run's --out file by
+
+    python -m lee_jax.plot_result RESULT.json [--out fit.png] [--overwrite]
+
+(its rows reloaded and split as the run did; one figure per trial).
 Three panels: (1) the Pareto table (validation error against complexity, the answer
 starred, each point labelled with its formula); (2) the answer against the data: the curve
 over the data for one feature, predicted against true otherwise; (3) every round's best
@@ -158,3 +163,74 @@ def save(fig, path: str | os.PathLike) -> pathlib.Path:
     tmp.unlink(missing_ok=True)
     raise PlotError(f"{path}: cannot write it ({e.strerror or e})") from None
   return path
+
+
+def trial_figure(rep: Mapping, predict: Callable[[np.ndarray], np.ndarray], parts, names):
+  """The figure of one `lee_jax.infer` trial: its report `rep`, its answer as `predict`, over
+  the train and test rows of its split `parts` (validation rows are in the table)."""
+  r2 = "n/a" if rep["r2_test"] is None else f"{rep['r2_test']:.4f}"
+  return figure(
+      rep["equations"], rep["complexity"], predict,
+      {"train": (parts.X_train, parts.y_train), "test": (parts.X_test, parts.y_test)}, names,
+      [r["history"] for r in rep["rounds"]],
+      title=f"{rep['dataset']}: {rep['expression']}  (test R2 {r2})")
+
+
+def redraw(result_file: str | os.PathLike, out: str | os.PathLike | None = None,
+           overwrite: bool = False) -> list[pathlib.Path]:
+  """The figures of a `lee_jax.infer --out` file, one per trial that found a formula (to
+  `out`, default the file's name with .png; several trials: NAME_trial1.png, ...)."""
+  import json
+
+  from lee_jax import datasets
+  from lee_jax import expr as E
+  from lee_jax import trial as trial_lib
+
+  src = pathlib.Path(result_file)
+  try:
+    run = json.loads(src.read_text())
+    spec, trials = run.get("input"), list(run["trials"])
+  except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as e:
+    why = getattr(e, "strerror", None) or str(e).splitlines()[0]
+    raise PlotError(f"{src}: not a `python -m lee_jax.infer --out` file ({why})") from None
+  if spec is None:  # written before the input was recorded: a shipped dataset's name will do
+    spec = {"dataset": run.get("dataset")}
+    if spec["dataset"] not in {d.name for d in datasets.list_datasets()}:
+      raise PlotError(f"{src} does not say which table its rows came from (written before "
+                      "infer recorded it); run infer again with --plot")
+  path = check_path(out if out is not None else src.with_suffix(".png"), overwrite=True)
+  paths = [check_path(p, overwrite) for p in trial_paths(path, len(trials))]
+  try:
+    ds = datasets.load_input(**spec)
+  except TypeError as e:
+    raise PlotError(f"{src}: its \"input\" is not one infer writes ({e})") from None
+  written = []
+  for rep, p in zip(trials, paths):
+    if not rep.get("found"):
+      continue
+    node = E.from_prefix(rep["prefix"].split())
+    if rep.get("constants") is not None:  # full precision (the prefix holds 3 digits)
+      node = E.with_constants(node, rep["constants"])
+    parts = datasets.split(ds.X, ds.y, seed=rep["seed"], noise=rep["noise"])
+    fig = trial_figure(rep, lambda X, node=node: trial_lib.predict(node, X), parts,
+                       ds.feature_names)
+    written.append(save(fig, p))
+  return written
+
+
+def main(argv):
+  from absl import flags
+  if len(argv) != 2:
+    raise PlotError("usage: python -m lee_jax.plot_result RESULT.json [--out fit.png] "
+                    "[--overwrite]")
+  for p in redraw(argv[1], flags.FLAGS.out, flags.FLAGS.overwrite):
+    print(f"plot written to {p}")
+
+
+if __name__ == "__main__":
+  from absl import flags
+
+  flags.DEFINE_string("out", None, "Figure path (.png, .pdf or .svg; default: RESULT with .png).")
+  flags.DEFINE_bool("overwrite", False, "Allow the figures to replace existing files.")
+  from lee_jax import datasets as _datasets
+  cli.run(main, PlotError, _datasets.DataError, positional=1)

@@ -287,6 +287,7 @@ def report(result: TrialResult, X_test: np.ndarray, y_test: np.ndarray, data: se
         "expression": str(expr),
         "latex": sympy.latex(expr),
         "prefix": " ".join(E.to_prefix(w.node)),
+        "constants": [float(v) for v in E.constants(w.node)],  # the prefix's, in full
         "complexity": w.complexity,
         "r2_train": score.r2(data.y_train, predict(w.node, data.X_train), data.w_train),
         "r2_val": score.r2(data.y_val, predict(w.node, data.X_val), data.w_val),

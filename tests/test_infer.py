@@ -122,6 +122,20 @@ def test_search_with_a_checkpoint_prints_the_answer_and_writes_json(ckpt, tmp_pa
   assert "wave" not in t["timings_s"]  # --nowave_seeds
   assert "long" not in t["timings_s"]  # --long_terms=0
   assert "parsimony" not in t["timings_s"] and "as_found" not in t  # --noparsimony
+  # The result draws again from its --out file alone: the rows reloaded and split as the run
+  # did, the answer at full precision (the prefix holds 3 digits)
+  from lee_jax import expr as E
+  from lee_jax import plot_result
+  from lee_jax import trial
+  assert res["input"] == {"dataset": "strogatz_shearflow1", "data_dir": None,
+                          "select_k_best": None}
+  node = E.with_constants(E.from_prefix(t["prefix"].split()), t["constants"])
+  assert str(trial.sympy_of(node, ["x", "y"])) == t["expression"]
+  drawn = plot_result.redraw(out, tmp_path / "again.png")
+  assert [p.name for p in drawn] == ["again_trial1.png", "again_trial2.png"]
+  assert all(p.read_bytes()[:4] == b"\x89PNG" for p in drawn)
+  with pytest.raises(plot_result.PlotError, match="again_trial1.png exists; pass --overwrite"):
+    plot_result.redraw(out, tmp_path / "again.png")
   # An existing result is never overwritten by accident.
   again = _infer("--dataset", "strogatz_shearflow1", "--checkpoint", ckpt, "--out", str(out))
   assert again.returncode == 2 and "--overwrite" in again.stderr

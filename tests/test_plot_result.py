@@ -82,3 +82,42 @@ def test_a_failed_write_is_a_plot_error_and_leaves_no_temporary_file(tmp_path):
   finally:
     plt.close(fig)
   assert not list(tmp_path.rglob("*.tmp"))
+
+
+def _redraw_cli(*args):
+  import subprocess
+  import sys
+  return subprocess.run([sys.executable, "-m", "lee_jax.plot_result", *args],
+                        capture_output=True, text=True, timeout=120)
+
+
+def test_redraw_from_a_users_table_result(tmp_path):
+  # a --data run's result: the table is read again (its weight-0 rows left out), split by
+  # the trial's seed, and the answer drawn from its full-precision constants
+  import json
+  rows = "".join(f"{i},{0 if i == 3 else 1},{2 * i + 0.5}\n" for i in range(30))
+  (tmp_path / "t.csv").write_text("a,w,y\n" + rows)
+  rep = {"found": True, "prefix": "add mul + 2 . 0 0 e + 0 0 x0 + 5 . 0 0 e - 0 1",
+         "constants": [2.0, 0.5], "seed": 0, "noise": 0.0, "dataset": "t",
+         "expression": "2*a + 0.5", "complexity": 5, "r2_test": 1.0,
+         "equations": EQUATIONS, "rounds": [{"history": HISTORY[0]}]}
+  spec = {"data": str(tmp_path / "t.csv"), "target": "y", "features": None, "weights": "w",
+          "select_k_best": None}
+  (tmp_path / "r.json").write_text(json.dumps({"input": spec, "trials": [rep]}))
+  r = _redraw_cli(str(tmp_path / "r.json"))
+  assert r.returncode == 0, r.stderr
+  assert r.stdout.strip() == f"plot written to {tmp_path / 'r.png'}"
+  assert (tmp_path / "r.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize("content, needle", [
+    (None, "not a `python -m lee_jax.infer --out` file"),
+    ("[1, 2]", "not a `python -m lee_jax.infer --out` file"),
+    ('{"dataset": "mine", "trials": []}', "does not say which table its rows came from"),
+])
+def test_redraw_of_a_file_that_is_no_result_is_one_line(tmp_path, content, needle):
+  path = tmp_path / "r.json"
+  if content is not None:
+    path.write_text(content)
+  r = _redraw_cli(str(path))
+  assert r.returncode == 2 and needle in r.stderr and r.stderr.count("\n") == 1, r.stderr
