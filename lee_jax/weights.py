@@ -159,6 +159,8 @@ def search_defaults(checkpoint: str | pathlib.Path | None = None) -> dict:
   else:
     directory = checkpoints.model_dir(checkpoint)
   meta_file = directory / "meta.json"
+  if not meta_file.exists():  # (a search reads this first: the error comes before any work)
+    checkpoints.read_model_meta(meta_file)  # "... holds no model"
   try:
     found = json.loads(meta_file.read_text()).get("search_defaults") or {}
   except (OSError, ValueError, AttributeError):

@@ -132,6 +132,8 @@ def test_search_defaults_travel_with_the_weights(tmp_path):
   (tmp_path / "empty").mkdir()  # once "[Errno 2] No such file or directory"
   with pytest.raises(checkpoints.CheckpointError, match="empty holds no model \\(no meta.json\\)"):
     checkpoints.load_model(tmp_path / "empty")
+  with pytest.raises(checkpoints.CheckpointError, match="holds no model"):  # a search's first read
+    weights.search_defaults(tmp_path / "empty")
 
 
 def test_shipped_search_defaults_are_valid():
