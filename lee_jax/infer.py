@@ -24,6 +24,7 @@ from lee_jax import cli
 from lee_jax import configs
 from lee_jax import datasets
 from lee_jax import engine as engine_lib
+from lee_jax import expr as E
 from lee_jax import fit
 from lee_jax import plot_result
 from lee_jax import progress as progress_lib
@@ -283,6 +284,10 @@ def main(argv):
   plot_paths = check_plot_paths(_TRIALS.value)
   check_distinct(out_path, plot_paths)
   print(datasets.describe(ds))
+  renamed = [f"{name!r} as {f}" for name, f in zip(ds.feature_names,
+                                                   E.formula_names(ds.feature_names)) if f != name]
+  if renamed:  # ("a b" and "a_b" would otherwise both read as some a_b)
+    print(f"in formulas: {', '.join(renamed)}")
   first = datasets.split(ds.X, ds.y, seed=_SEED.value, noise=_NOISE.value)
   print(f"split (seed {_SEED.value}, noise {_NOISE.value}): train {len(first.y_train)}, "
         f"val {len(first.y_val)}, test {len(first.y_test)} rows; noise sigma {first.noise_sigma:.4g}")

@@ -30,10 +30,12 @@ def test_quick_start_command_finds_a_formula_with_the_shipped_model():
 @pytest.mark.slow
 def test_user_table_with_noise(tmp_path):
   path = tmp_path / "t.csv"
-  path.write_text("a,b,out\n" + "".join(f"{i},{i % 3},{2 * i}\n" for i in range(40)))
+  path.write_text("a b,a_b,out\n" + "".join(f"{i},{i % 3},{2 * i}\n" for i in range(40)))
   r = _infer("--data", str(path), "--target", "out", "--noise", "0.1", "--seed", "3", *SHORT)
   assert r.returncode == 0, r.stderr
   assert "train 24, val 6, test 10 rows" in r.stdout
+  # a column whose name cannot stand in a formula: which symbol it is there
+  assert "in formulas: 'a b' as a_b_0\n" in r.stdout
   assert "noise sigma 0;" not in r.stdout and "noise sigma 0\n" not in r.stdout
 
 
