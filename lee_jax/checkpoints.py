@@ -54,10 +54,10 @@ def save(mngr: ocp.CheckpointManager, step: int, params, opt_state, data_iter, m
 def _check_meta(meta: dict, expected: dict, where: pathlib.Path) -> None:
   for key, want in expected.items():
     if meta.get(key) != want:
-      got = ", ".join(f"{k}={g!r}" for k, g, _ in _differences(key, meta.get(key), want))
-      wanted = ", ".join(f"{w!r}" for _, _, w in _differences(key, meta.get(key), want))
-      raise CheckpointError(f"{where} was saved with {got}, not {wanted}; use another "
-                            "--workdir or the matching flags")
+      saved = "; ".join(f"{k}={g!r}, not {w!r}"
+                        for k, g, w in _differences(key, meta.get(key), want))
+      raise CheckpointError(f"{where} was saved with {saved}; use another --workdir or the "
+                            "matching flags")
 
 
 def _differences(key: str, got, want) -> list[tuple[str, Any, Any]]:

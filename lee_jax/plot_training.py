@@ -15,9 +15,6 @@ from lee_jax import cli
 from lee_jax import datasets
 from lee_jax import jsonl
 
-_OUT = flags.DEFINE_string("out", None, "PNG path (default WORKDIR/training_curves.png, "
-                           "redrawn each time).")
-_OVERWRITE = flags.DEFINE_bool("overwrite", False, "Allow --out to replace an existing file.")
 _SKIP = ("phase", "step", "time")
 
 
@@ -121,8 +118,13 @@ def plot(workdir: str | pathlib.Path, out: str | pathlib.Path | None = None,
 def main(argv):
   if len(argv) != 2:
     raise PlotError("usage: python -m lee_jax.plot_training WORKDIR [--out file.png]")
-  print(plot(argv[1], _OUT.value, _OVERWRITE.value))
+  print(plot(argv[1], flags.FLAGS.out, flags.FLAGS.overwrite))
 
 
 if __name__ == "__main__":
+  # Defined here, not at import: a test session imports this beside scripts with an
+  # --overwrite of their own (absl flags are one global set).
+  flags.DEFINE_string("out", None, "PNG path (default WORKDIR/training_curves.png, redrawn "
+                      "each time).")
+  flags.DEFINE_bool("overwrite", False, "Allow --out to replace an existing file.")
   cli.run(main, PlotError, positional=1)
