@@ -205,16 +205,22 @@ def redraw(result_file: str | os.PathLike, out: str | os.PathLike | None = None,
   except TypeError as e:
     raise PlotError(f"{src}: its \"input\" is not one infer writes ({e})") from None
   written = []
-  for rep, p in zip(trials, paths):
-    if not rep.get("found"):
-      continue
-    node = E.from_prefix(rep["prefix"].split())
-    if rep.get("constants") is not None:  # full precision (the prefix holds 3 digits)
-      node = E.with_constants(node, rep["constants"])
-    parts = datasets.split(ds.X, ds.y, seed=rep["seed"], noise=rep["noise"])
-    fig = trial_figure(rep, lambda X, node=node: trial_lib.predict(node, X), parts,
-                       ds.feature_names)
+  for t, (rep, p) in enumerate(zip(trials, paths), 1):
+    try:
+      if not rep.get("found"):
+        continue
+      node = E.from_prefix(rep["prefix"].split())
+      if rep.get("constants") is not None:  # full precision (the prefix holds 3 digits)
+        node = E.with_constants(node, rep["constants"])
+      parts = datasets.split(ds.X, ds.y, seed=rep["seed"], noise=rep["noise"])
+      fig = trial_figure(rep, lambda X, node=node: trial_lib.predict(node, X), parts,
+                         ds.feature_names)
+    except (KeyError, TypeError, AttributeError, ValueError) as e:  # a hand-edited record
+      raise PlotError(f"{src}: trial {t} is not a record infer writes ({type(e).__name__}: "
+                      f"{str(e).splitlines()[0] if str(e) else ''})") from None
     written.append(save(fig, p))
+  if not written:
+    raise PlotError(f"{src}: no trial found a formula; nothing to draw")
   return written
 
 

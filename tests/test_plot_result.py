@@ -114,6 +114,9 @@ def test_redraw_from_a_users_table_result(tmp_path):
     (None, "not a `python -m lee_jax.infer --out` file"),
     ("[1, 2]", "not a `python -m lee_jax.infer --out` file"),
     ('{"dataset": "mine", "trials": []}', "does not say which table its rows came from"),
+    ('{"dataset": "strogatz_lv1", "trials": [{"found": false}]}', "no trial found a formula"),
+    ('{"dataset": "strogatz_lv1", "trials": [{"found": true, "prefix": "add x0"}]}',
+     "trial 1 is not a record infer writes"),
 ])
 def test_redraw_of_a_file_that_is_no_result_is_one_line(tmp_path, content, needle):
   path = tmp_path / "r.json"
