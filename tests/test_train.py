@@ -206,9 +206,11 @@ def test_cli_trains_a_no_vae_model_for_the_vae_ablation(tmp_path):
 
 
 def test_cli_missing_previous_phase_is_one_line_error(tmp_path):
-  r = subprocess.run(_cli(tmp_path, "--phase=3"), capture_output=True, text=True, timeout=120)
+  r = subprocess.run(_cli(tmp_path / "new", "--phase=3"), capture_output=True, text=True,
+                     timeout=120)
   assert r.returncode == 2
   assert "--phase=2" in r.stderr and r.stderr.count("\n") == 1
+  assert not (tmp_path / "new").exists()  # a run refused at its start leaves no workdir
 
 
 @pytest.mark.parametrize("kw,needle", [
