@@ -34,7 +34,7 @@ def main(argv):
   except sweep_results.SweepError as e:
     cli.fail(str(e))
   out = pathlib.Path(_OUT.value)
-  out.mkdir(parents=True, exist_ok=True)
+  cli.output_dir(out)  # (a file in its place: one line, not FileExistsError)
   head = "| method | " + " | ".join(f"{g} eps={n:g} R2 / C" for g, n in sweep_results.COLUMNS) + " |"
   md = [head, "|" + "---|" * (len(sweep_results.COLUMNS) + 1)]
   with (out / "table1.csv").open("w", newline="") as f:

@@ -26,7 +26,7 @@ _BATCHES = flags.DEFINE_integer("batches", 40, "Batches after the warm-up; the r
                                  "over the later half of them.", lower_bound=4)
 _WARMUP = flags.DEFINE_integer("warmup", None, "Untimed batches (worker start-up, imports, the "
                                 "workers' head start); default 2 + 2 per worker.")
-_SEED = flags.DEFINE_integer("seed", 0, "Data seed.")
+_SEED = flags.DEFINE_integer("seed", 0, "Data seed.", lower_bound=0)
 
 
 def measure(workers: int, buffer: int = 1) -> float:
@@ -49,10 +49,20 @@ def measure(workers: int, buffer: int = 1) -> float:
 
 def main(argv):
   del argv
-  for w in _WORKERS.value:
-    for b in _BUFFERS.value if int(w) else ["1"]:
-      rate = measure(int(w), int(b))
-      print(f"workers={int(w):3d}  buffer={int(b)}  batch={_BATCH.value}  examples/s={rate:,.0f}",
+  try:
+    counts = [(int(w), [int(b) for b in (_BUFFERS.value if int(w) else ["1"])])
+              for w in _WORKERS.value]
+  except ValueError:
+    raise ValueError(f"--workers and --buffers take integers, got {','.join(_WORKERS.value)} "
+                     f"and {','.join(_BUFFERS.value)}") from None
+  if not counts or any(w < 0 or not bs or min(bs) < 1 for w, bs in counts):
+    raise ValueError("--workers takes counts >= 0 and --buffers counts >= 1")
+  if _WARMUP.value is not None and _WARMUP.value < 0:
+    raise ValueError(f"--warmup must be >= 0, got {_WARMUP.value}")
+  for w, bs in counts:
+    for b in bs:
+      rate = measure(w, b)
+      print(f"workers={w:3d}  buffer={b}  batch={_BATCH.value}  examples/s={rate:,.0f}",
             flush=True)
 
 

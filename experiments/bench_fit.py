@@ -73,7 +73,7 @@ _PIPELINED = flags.DEFINE_bool("pipelined", True, "Dispatch every LM call of a b
 _LINEAR = flags.DEFINE_bool("linear", True, "Solve candidates affine in their constants by "
                             "one least-squares solve (fit.fit_linear) instead of LM.")
 _REPEATS = flags.DEFINE_integer("repeats", 3, "Timed passes per fitter (the median is reported).", lower_bound=1)
-_SEED = flags.DEFINE_integer("seed", 0, "Seed.")
+_SEED = flags.DEFINE_integer("seed", 0, "Seed.", lower_bound=0)
 _CPU_THREADS = flags.DEFINE_integer("cpu_threads", 0, "Threads of XLA's CPU pool in this "
                                     "process (cpu_threads.limit; 0: XLA's own, one per core). A set "
                                     "$LEE_JAX_CPU_THREADS comes first (cli.run applies it). "

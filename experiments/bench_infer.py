@@ -45,7 +45,7 @@ _SIMPLIFY = flags.DEFINE_enum("simplify", None, list(configs.SIMPLIFY),
                               "Override the preset's search simplification (full = the paper).")
 _WARMUP = flags.DEFINE_bool("warmup", True, "Run one untimed short trial first (compilation; "
                              "the worker processes, which the timed trials reuse).")
-_SEED = flags.DEFINE_integer("seed", 0, "Split and search seed.")
+_SEED = flags.DEFINE_integer("seed", 0, "Split and search seed.", lower_bound=0)
 _JSON = flags.DEFINE_string("json", None, "Also write the rows as JSON here.")
 _OVERWRITE = flags.DEFINE_bool("overwrite", False, "Allow --json to replace an existing file.")
 

@@ -33,7 +33,7 @@ _DATASETS = flags.DEFINE_list("datasets", "strogatz_glider1,strogatz_shearflow1,
 _ITERATIONS = flags.DEFINE_integer("iterations", 50, "Iterations of each recorded round.")
 _CHECKPOINT = flags.DEFINE_string("checkpoint", None, "Model for the recorded rounds "
                                   "(default: the shipped one).")
-_SEED = flags.DEFINE_integer("seed", 0, "Split and search seed.")
+_SEED = flags.DEFINE_integer("seed", 0, "Split and search seed.", lower_bound=0)
 
 
 def search_prefixes(names: list[str], iterations: int, seed: int, checkpoint: str | None

@@ -47,6 +47,8 @@ def read_cells(path: str | pathlib.Path) -> dict[tuple, dict]:
     if line.strip():
       r, key = _cell(line, f"{p} line {i}")
       out[key] = r
+  if not out:
+    raise ValueError(f"{p} holds no cells")
   return out
 
 
@@ -110,9 +112,20 @@ def new_file(path: str | None) -> pathlib.Path | None:
   if path is None:
     return None
   p = pathlib.Path(path)
-  if p.exists():
-    raise ValueError(f"{p} exists; name a new file")
-  return p
+  if p.exists() and not p.is_dir():
+    raise ValueError(f"--out {p} exists; name a new file")
+  return cli.output_file(p, overwrite=False)  # (a folder, a missing one: before the work)
+
+
+def replayed(path, cell: dict, replay):
+  """replay(cell), where a record srbench.py would not write (a field missing or of another
+  type: a hand-edited or foreign file) is one ValueError naming the cell, not a traceback."""
+  try:
+    return replay(cell)
+  except (KeyError, TypeError, AttributeError, ValueError) as e:
+    why = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+    raise ValueError(f"{path}: cell {cell.get('dataset')!r} (noise {cell.get('noise')}, trial "
+                     f"{cell.get('trial')}) is not a record srbench.py writes ({why})") from None
 
 
 def write_cells(path: pathlib.Path, cells) -> None:

@@ -182,7 +182,7 @@ def plot_trajectory(path, rows: list[dict], points: np.ndarray, ratio: np.ndarra
 def run(setup: runner.Setup, sets: dict, out: pathlib.Path, pca_dataset: str = "",
         noise: float = 0.0, band_kind: str = "iqr") -> list[str]:
   """One trial per dataset in sets ({name: Dataset}); writes the files and returns their names."""
-  out.mkdir(parents=True, exist_ok=True)
+  cli.output_dir(out)  # (a file in its place: one line, not FileExistsError)
   rows, trajectory = [], None
   for i, (name, ds) in enumerate(sets.items()):
     one = runner.run_dataset(setup, ds, noise)

@@ -27,9 +27,9 @@ from lee_jax import feature_selection
 def _define_flags() -> None:
   """Only when the script runs: tests import this module beside other experiment scripts."""
   flags.DEFINE_list("group", ["feynman", "strogatz"], "Ground-truth groups.")
-  flags.DEFINE_integer("width", 15, "Columns after padding with noise.")
-  flags.DEFINE_integer("rows", 1000, "Rows per dataset.")
-  flags.DEFINE_integer("seed", 0, "Row, noise and column-order seed.")
+  flags.DEFINE_integer("width", 15, "Columns after padding with noise.", lower_bound=2)
+  flags.DEFINE_integer("rows", 1000, "Rows per dataset.", lower_bound=10)
+  flags.DEFINE_integer("seed", 0, "Row, noise and column-order seed.", lower_bound=0)
 
 
 def padded(X: np.ndarray, width: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -79,6 +79,9 @@ def main(argv):
       hits[key] += bool(np.array_equal(picked, real))
     if not np.array_equal(knn, real):
       misses.append(f"{name} ({k} vars)")
+  if n == 0:
+    raise ValueError(f"no dataset of {', '.join(f.group)} has fewer than --width={f.width} "
+                     "variables: nothing to pad")
   print(f"{n} datasets ({', '.join(f.group)}), padded to {f.width} columns, {f.rows} rows, "
         f"seed {f.seed}")
   for key, h in hits.items():

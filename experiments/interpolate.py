@@ -186,7 +186,7 @@ def main(argv):
   except ValueError as e:
     cli.fail(str(e))
   out = pathlib.Path(latent.OUT_DIR.value or "experiments/results/interpolation")
-  out.mkdir(parents=True, exist_ok=True)
+  cli.output_dir(out)  # (a file in its place: one line, not FileExistsError)
   rows = interpolate(eng, tree_a, tree_b, _STEPS.value, latent.SEED.value, _SAMPLES.value,
                      _TEMPERATURE.value, _N_EVAL.value)
   write_csv(rows, label, out / "interpolation.csv")

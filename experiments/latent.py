@@ -23,7 +23,8 @@ CHECKPOINT = flags.DEFINE_string("checkpoint", None, "Trained model directory (d
 RANDOM_MODEL = flags.DEFINE_string(
     "random_model", None, f"An untrained model of this size ({', '.join(configs.MODELS)}); results "
     "are then meaningless except as a smoke test.")
-SEED = flags.DEFINE_integer("seed", 0, "Seed of every random draw (points, decoding, splits).")
+SEED = flags.DEFINE_integer("seed", 0, "Seed of every random draw (points, decoding, splits).",
+                            lower_bound=0)
 N = flags.DEFINE_integer(
     "n", None, "Held-out expressions to sample (default: probe.py 5000, as in the paper; "
     "quality.py 1000).")

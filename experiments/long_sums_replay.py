@@ -34,7 +34,8 @@ FLAGS = flags.FLAGS
 
 def _define_flags() -> None:  # here, not at import: the tests import this beside lee_jax.infer
   flags.DEFINE_integer("long_terms", configs.PRESETS["fast"].long_terms,
-                       "Terms of the long sums (the presets' value by default).")
+                       "Terms of the long sums (the presets' value by default).",
+                       lower_bound=1)
   flags.DEFINE_string("out", None, "Write the replayed cells here (JSONL; not over an existing "
                       "file).")
 
@@ -86,7 +87,8 @@ def main(argv):
     raise ValueError("usage: long_sums_replay.py RESULTS.jsonl [--long_terms=T] [--out=FILE]")
   out_path = compare_runs.new_file(FLAGS.out)
   recorded = compare_runs.read_cells(argv[1])
-  replayed = {k: replay(c, FLAGS.long_terms) for k, c in recorded.items()}
+  replayed = {k: compare_runs.replayed(argv[1], c, lambda c: replay(c, FLAGS.long_terms))
+              for k, c in recorded.items()}
   alone = {k: c.get("rounds_answer") or c for k, c in replayed.items()}  # no long sum anywhere
   now, gain = compare_runs.compare(recorded, replayed), compare_runs.compare(alone, replayed)
   print(f"{len(recorded)} cells, long sums of up to {FLAGS.long_terms} terms")

@@ -94,7 +94,7 @@ def main(argv):
   if not pts:
     cli.fail("no points to plot (give --runs, or keep --paper_rows)")
   out = pathlib.Path(f.out_dir)
-  out.mkdir(parents=True, exist_ok=True)
+  cli.output_dir(out)  # (a file in its place: one line, not FileExistsError)
   table, written = [], []
   for group, noise in sorted({(p["group"], p["noise"]) for p in pts}):
     cell = [p for p in pts if (p["group"], p["noise"]) == (group, noise)]

@@ -81,7 +81,7 @@ def main(argv):
   recorded = compare_runs.read_cells(argv[1])
   replayed = {}
   for key, c in recorded.items():
-    replayed[key] = after = replay(c, FLAGS.again)
+    replayed[key] = after = compare_runs.replayed(argv[1], c, lambda c: replay(c, FLAGS.again))
     if after is not c:
       print(f"  {c['dataset']} (noise {c['noise']}): {c['r2_test']:.4f} C {c['complexity']} "
             f"{c['expression']}  ->  {after['r2_test']:.4f} C {after['complexity']} "

@@ -129,7 +129,7 @@ def main(argv):
     cli.fail("need --n >= 20, --batch >= 1 and 0 < --test_fraction < 1")
   eng, label = latent.engine_from_flags()
   out = pathlib.Path(latent.OUT_DIR.value or "experiments/results/probe")
-  out.mkdir(parents=True, exist_ok=True)
+  cli.output_dir(out)  # (a file in its place: one line, not FileExistsError)
   t0 = time.perf_counter()
   trees, tokens, scatters = latent.sample_heldout(n, eng.cfg.max_len, latent.SEED.value)
   t1 = time.perf_counter()

@@ -6,7 +6,6 @@ Shared by aggregate.py (Table 1), pareto.py (Fig. 2) and timing.py (Table 11); n
 from __future__ import annotations
 
 import csv
-import json
 import pathlib
 
 import numpy as np
@@ -37,14 +36,29 @@ def parse_runs(specs: list[str]) -> list[tuple[str, tuple[pathlib.Path, ...]]]:
 
 
 def read_rows(folders: tuple[pathlib.Path, ...]) -> list[dict]:
-  """Every complete line of each folder's results.jsonl (a line cut short by a kill is ignored)."""
+  """Every complete line of each folder's results.jsonl (a line cut short by a kill is
+  skipped: `jsonl.numbered`); a line that is not a cell record is a SweepError naming it."""
+  from lee_jax import jsonl
+
   rows = []
   for folder in folders:
-    for line in (pathlib.Path(folder) / "results.jsonl").read_text().splitlines():
+    path = pathlib.Path(folder) / "results.jsonl"
+    try:
+      numbered = jsonl.numbered(path)
+    except (jsonl.JsonlError, UnicodeDecodeError, OSError) as e:
+      raise SweepError(f"{path}: cannot read it ({str(e).splitlines()[0]})") from None
+    for n, r in numbered:
+      where = f"{path} line {n}"
+      if not isinstance(r, dict) or not isinstance(r.get("group"), str):
+        raise SweepError(f"{where}: not a cell record (no group)")
       try:
-        rows.append(json.loads(line))
-      except ValueError:
-        continue
+        float(r.get("noise"))
+      except (TypeError, ValueError):
+        raise SweepError(f"{where}: noise {r.get('noise')!r} is not a number") from None
+      for k in ("r2_test", "complexity"):
+        if r.get(k) is not None and not isinstance(r[k], (int, float)):
+          raise SweepError(f"{where}: {k} {r[k]!r} is not a number")
+      rows.append(r)
   return rows
 
 

@@ -81,7 +81,8 @@ def read(runs: list[tuple[str, tuple[pathlib.Path, ...]]]) -> list[dict]:
   """Timing cells of srbench.py folders (cells without timings, e.g. peers, are skipped)."""
   return [cell(label, r["group"], r["noise"], r["wall_time_s"], r["timings_s"])
           for label, folders in runs for r in sweep_results.read_rows(folders)
-          if r.get("timings_s") and r.get("wall_time_s") is not None]
+          if isinstance(r.get("timings_s"), dict) and r["timings_s"]
+          and r.get("wall_time_s") is not None]
 
 
 # --- tables ---------------------------------------------------------------------------------
@@ -148,7 +149,7 @@ def plot(path, phases: list[dict]) -> None:
 
 def write(cells: list[dict], out: pathlib.Path, header: list[str]) -> list[str]:
   """Tables and the plot of timing cells; returns the file names."""
-  out.mkdir(parents=True, exist_ok=True)
+  cli.output_dir(out)  # (a file in its place: one line, not FileExistsError)
   phases, walls = phase_table(cells), wall_table(cells)
   (out / "timing.md").write_text(markdown(phases, walls, header))
   sweep_results.write_csv(out / "phases.csv", phases)

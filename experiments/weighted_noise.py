@@ -27,7 +27,7 @@ def _define_flags() -> None:
   other experiment scripts that define flags of the same names."""
   flags.DEFINE_list("datasets", ["feynman_II_27_18", "feynman_III_12_43", "feynman_II_15_4",
                                  "feynman_III_17_37", "feynman_II_10_9"], "Shipped dataset names.")
-  flags.DEFINE_integer("seed", 0, "Split, noise and search seed.")
+  flags.DEFINE_integer("seed", 0, "Split, noise and search seed.", lower_bound=0)
   flags.DEFINE_string("preset", "fast", "Search preset.")
   flags.DEFINE_float("loud_fraction", 0.2, "Share of rows with the large sigma.")
   flags.DEFINE_float("loud_sigma", 1.0, "Their sigma, in units of RMS(y).")
@@ -48,6 +48,13 @@ def noisy_rows(y: np.ndarray, rng: np.random.Generator, loud_fraction: float, lo
 def main(argv):
   del argv
   f = flags.FLAGS
+  if not f.datasets:
+    raise ValueError("--datasets names no dataset")
+  if not (0 <= f.loud_fraction <= 1 and f.loud_sigma > 0 and f.quiet_sigma > 0):
+    raise ValueError("need 0 <= --loud_fraction <= 1 and --loud_sigma, --quiet_sigma > 0 "
+                     "(the weights are 1 / sigma^2)")
+  datasets.check_names(f.datasets)
+  json_path = None if f.json is None else cli.output_file(f.json, overwrite=False, flag="--json")
   rows = []
   print(f"{'dataset':<22} {'R2 plain':>9} {'R2 wtd':>9} {'C plain':>7} {'C wtd':>6}  "
         f"wtd formula")
@@ -78,9 +85,8 @@ def main(argv):
     c = [r[label]["complexity"] for r in rows]
     print(f"{label}: mean test R2 (clipped to [-1, 1]) {np.mean(r2):.4f}, median "
           f"{np.median(r2):.4f}, mean complexity {np.mean(c):.1f}")
-  if f.json:
-    with open(f.json, "w") as f:
-      json.dump(rows, f, indent=1)
+  if json_path is not None:  # (checked before the fits: not over an earlier file)
+    json_path.write_text(json.dumps(rows, indent=1))
 
 
 if __name__ == "__main__":

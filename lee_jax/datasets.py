@@ -434,7 +434,7 @@ def _load_cached(name: str, data_dir: str | None, feynman_rows: int) -> Dataset:
 def _unknown(name: str, names: list[str]) -> DataError:
   close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
   hint = f"; did you mean {', '.join(close)}?" if close else ""
-  return DataError(f"unknown dataset {name!r}{hint} (--list shows all {len(names)})")
+  return DataError(f"unknown dataset {name!r}{hint} (`python -m lee_jax.datasets --list` shows all {len(names)})")
 
 
 def check_names(names: Sequence[str], data_dir: str | os.PathLike | None = None) -> None:

@@ -29,3 +29,13 @@ def test_correlation_baselines():
   assert list(check.correlation_pick(X, y, 1, spearman=True)) == [2]
   y = X[:, 0] ** 2  # symmetric: neither correlation sees x0
   assert 0 not in check.correlation_pick(X, y, 1, spearman=True)
+
+
+def test_a_width_no_dataset_fits_under_is_one_line_not_a_division_by_zero():
+  import subprocess
+  for args, needle in ((["--group=strogatz", "--width=2", "--rows=50"],
+                        "no dataset of strogatz has fewer than --width=2 variables"),
+                       (["--rows=0"], "--rows=0")):
+    r = subprocess.run([sys.executable, str(REPO / "experiments" / "feature_selection_check.py"),
+                        *args], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert r.returncode == 2 and needle in r.stderr and "Traceback" not in r.stderr, r.stderr

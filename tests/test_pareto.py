@@ -3,6 +3,7 @@
 import csv
 import json
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -91,3 +92,28 @@ def test_a_missing_results_folder_is_a_one_line_error(tmp_path):
   r = _pareto(f"--runs=mine={tmp_path / 'nowhere'}", f"--out_dir={tmp_path / 'out'}")
   assert r.returncode == 2 and r.stderr.strip().startswith("error: no results.jsonl in")
   assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("line, needle", [
+    ('{"dataset": "strogatz_lv1"}', "line 2: not a cell record (no group)"),  # a KeyError once
+    ('{"group": "strogatz", "noise": "abc"}', "line 2: noise 'abc' is not a number"),
+    ('{"group": "strogatz", "noise": 0, "r2_test": "high"}', "line 2: r2_test 'high' is not"),
+    ("garbage", "line 2: not JSON"),  # skipped silently once: a row of fewer cells
+])
+def test_a_line_that_is_no_cell_is_an_error_naming_it(tmp_path, line, needle):
+  good = json.dumps({"group": "strogatz", "noise": 0.0, "r2_test": 0.5, "complexity": 4})
+  (tmp_path / "results.jsonl").write_text(good + "\n" + line + "\n")
+  with pytest.raises(sweep_results.SweepError, match=re.escape(needle)):
+    sweep_results.read_rows((tmp_path,))
+  (tmp_path / "results.jsonl").write_text(good + '\n{"group": "strog')  # a torn last line
+  assert len(sweep_results.read_rows((tmp_path,))) == 1
+
+
+def test_an_out_dir_that_is_a_file_is_a_one_line_error(tmp_path):
+  (tmp_path / "a").mkdir()
+  row = {"group": "strogatz", "noise": 0.0, "r2_test": 0.5, "complexity": 4}
+  (tmp_path / "a" / "results.jsonl").write_text(json.dumps(row) + "\n")
+  (tmp_path / "f").write_text("keep")
+  r = _pareto(f"--runs=mine={tmp_path / 'a'}", f"--out_dir={tmp_path / 'f'}")
+  assert r.returncode == 2 and "exists and is not a directory" in r.stderr, r.stderr
+  assert "Traceback" not in r.stderr and (tmp_path / "f").read_text() == "keep"

@@ -49,3 +49,19 @@ def test_cli_prints_both_and_writes_the_replayed_cells(tmp_path):
   assert json.loads(out.read_text())["complexity"] == 5
   again = run()  # an existing --out is never replaced
   assert again.returncode != 0 and "exists" in again.stderr and again.stderr.count("\n") == 1
+
+
+def test_cli_refuses_a_record_it_cannot_replay_and_an_out_it_cannot_write(tmp_path):
+  src = tmp_path / "results.jsonl"
+  src.write_text(json.dumps({"dataset": "strogatz_lv1", "noise": 0.0, "trial": 0}) + "\n")
+  run = lambda *a: subprocess.run([sys.executable, str(REPO / "experiments" / "parsimony_replay.py"),
+                                   str(src), *a], capture_output=True, text=True, cwd=REPO,
+                                  timeout=300)
+  r = run()  # once a KeyError traceback
+  assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+  assert "cell 'strogatz_lv1' (noise 0.0, trial 0) is not a record srbench.py writes" in r.stderr
+  r = run(f"--out={tmp_path / 'no' / 'x.jsonl'}")  # checked before the replay, not after it
+  assert r.returncode == 2 and "directory" in r.stderr and "does not exist" in r.stderr
+  src.write_text("")
+  r = run()
+  assert r.returncode == 2 and "holds no cells" in r.stderr
