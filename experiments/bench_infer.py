@@ -58,6 +58,8 @@ def main(argv):
   if _JSON.value:  # checked now, not after minutes of benchmark
     cli.output_file(_JSON.value, overwrite=_OVERWRITE.value, flag="--json")
   names = datasets.resolve(_DATASETS.value, [_GROUP.value])  # a typo fails before the model loads
+  if _RANDOM.value and _CHECKPOINT.value:  # (the checkpoint was once ignored without a word)
+    raise ValueError("pass --checkpoint or --random_model, not both")
   if _RANDOM.value:
     eng, bundle = engine_lib.untrained(_RANDOM.value)
     source = f"untrained {_RANDOM.value}"

@@ -138,6 +138,8 @@ def _untrained(name: str) -> tuple[engine_lib.Engine, dict]:
 def load_engine(checkpoint: str | None, random_model: str | None
                 ) -> tuple[engine_lib.Engine, dict, str]:
   """(Engine, bundle, a description of the model); exits on a checkpoint that cannot load."""
+  if random_model and checkpoint:  # (the checkpoint was once ignored without a word)
+    cli.fail("pass --checkpoint or --random_model, not both")
   if random_model:
     return *_untrained(random_model), f"untrained {random_model}"
   try:

@@ -32,6 +32,11 @@ def test_a_bad_json_path_is_one_line_before_the_benchmark(tmp_path):
   assert old.read_text() == "keep"
 
 
+def test_a_checkpoint_beside_a_random_model_is_refused(tmp_path):
+  r = _run(f"--checkpoint={tmp_path}")  # (TINY passes --random_model: once it won, silently)
+  assert r.returncode == 2 and "pass --checkpoint or --random_model, not both" in r.stderr
+
+
 @pytest.mark.slow
 def test_overwrite_replaces_the_json(tmp_path):
   old = tmp_path / "old.json"
