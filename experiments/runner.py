@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 
 from absl import flags
 
@@ -147,6 +148,18 @@ def load_engine(checkpoint: str | None, random_model: str | None
   except checkpoints.CheckpointError as e:
     cli.fail(str(e))
   return eng, bundle, sweep.model_source(checkpoint)
+
+
+def noise_levels(values: list[str]) -> tuple[float, ...]:
+  """--noise as floats; each must be finite and >= 0, checked before any cell runs (a bad one
+  would otherwise be recorded as an error cell, or as a NaN cell no summary could sort)."""
+  try:
+    noises = tuple(float(n) for n in values)
+  except ValueError:
+    raise ValueError(f"--noise takes numbers, got {','.join(values)}") from None
+  if not noises or not all(math.isfinite(n) and n >= 0 for n in noises):
+    raise ValueError(f"--noise takes finite levels >= 0, got {','.join(values) or 'none'}")
+  return noises
 
 
 def load_all(names: list[str]) -> dict[str, datasets.Dataset]:

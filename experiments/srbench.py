@@ -55,18 +55,6 @@ cells, cell_key, read_results, summary = (sweep_lib.cells, sweep_lib.cell_key,
                                           sweep_lib.read_results, sweep_lib.summary)
 
 
-def noise_levels(values: list[str]) -> tuple[float, ...]:
-  """--noise as floats; each must be finite and >= 0, checked before any cell runs (a bad one
-  would otherwise be recorded as an error cell, or as a NaN cell no summary could sort)."""
-  try:
-    noises = tuple(float(n) for n in values)
-  except ValueError:
-    raise ValueError(f"--noise takes numbers, got {','.join(values)}") from None
-  if not noises or not all(math.isfinite(n) and n >= 0 for n in noises):
-    raise ValueError(f"--noise takes finite levels >= 0, got {','.join(values) or 'none'}")
-  return noises
-
-
 def _summary(path: pathlib.Path) -> str:
   """The summary of a results.jsonl, leaving out (with one warning) lines it cannot place: a
   line of an older run may hold a null or NaN noise level, or not be a cell at all."""
@@ -90,7 +78,7 @@ def main(argv):
       raise ValueError(f"{out_dir} holds no results.jsonl (is it a sweep's --out_dir?)")
     print(_summary(out_dir / "results.jsonl"))
     return
-  noises = noise_levels(_NOISE.value)
+  noises = runner.noise_levels(_NOISE.value)
   if _METHOD.value == "lee" and _PEER_GENERATIONS.value is not None:
     raise ValueError("--peer_generations sets a peer's budget: use it with --method=gplearn or "
                      "--method=operon")

@@ -183,10 +183,12 @@ def main(argv):
     header = ["machine: not recorded by srbench.py (table written on " + machine() + ")",
               "source: " + ", ".join(f"{label} = {'+'.join(map(str, folders))}" for label, folders in runs)]
   else:
-    sets = runner.load_all(f.datasets or list(DEFAULT_DATASETS))
+    # (--datasets= is no datasets, not the defaults; --noise= and --noise=abc are errors)
+    sets = runner.load_all(list(DEFAULT_DATASETS) if f.datasets is None else f.datasets)
+    noises = list(runner.noise_levels(f.noise))
     setup = runner.setup_from_flags()
     label = f"{setup.mode}, {setup.source}"
-    cells = measure(setup, sets, [float(n) for n in f.noise], label, f.warmup)
+    cells = measure(setup, sets, noises, label, f.warmup)
     c = setup.cfg
     header = [f"machine: {machine()}",
               f"source: measured here; model {setup.source}, mode {setup.mode}, preset "

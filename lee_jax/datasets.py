@@ -551,7 +551,8 @@ def split(X: np.ndarray, y: np.ndarray, seed: int, noise: float = 0.0,
   if not (isinstance(seed, (int, np.integer)) and 0 <= seed < 2**32):
     raise DataError(f"seed must be an integer in [0, 2**32), got {seed!r}")
   if not (0 <= noise < math.inf and 0 <= val_fraction < 1):  # (NaN fails both)
-    raise DataError(f"need noise >= 0 and 0 <= val_fraction < 1 (got {noise}, {val_fraction})")
+    raise DataError(f"noise must be a finite level >= 0, got {noise}" if not 0 <= noise < math.inf
+                    else f"val_fraction must be in [0, 1), got {val_fraction}")
   n = len(y)
   n_test, n_train = math.ceil(0.25 * n), math.floor(0.75 * n)
   if n_train < 2 or n_test < 1:

@@ -261,8 +261,10 @@ def test_load_table_file_errors(tmp_path):
 @pytest.mark.parametrize("noise", [float("nan"), float("inf"), -0.1])
 def test_split_refuses_noise_that_is_not_a_finite_level(noise):
   X, y = _data(100)
-  with pytest.raises(D.DataError, match="need noise >= 0"):
+  with pytest.raises(D.DataError, match="noise must be a finite level >= 0, got"):
     D.split(X, y, seed=0, noise=noise)
+  with pytest.raises(D.DataError, match=r"val_fraction must be in \[0, 1\), got 1.5"):
+    D.split(X, y, seed=0, val_fraction=1.5)  # (one message once named both)
 
 
 def test_from_arrays_refuses_complex_values_and_repeated_names():

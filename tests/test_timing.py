@@ -78,3 +78,16 @@ def test_reads_srbench_folders_through_the_command_line(tmp_path):
   assert "| sweep | blackbox | 0 | 1 | 2.00 +- 0.00 |" in md
   assert "| sweep | fit | 1.500 | 50.0% |" in md  # (2 + 1) / 2 of (1.5 + 0.5 + other 1.0)
   assert (out / "timing.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--datasets="], "no datasets given"),  # once the three defaults, silently
+    (["--noise="], "--noise takes finite levels >= 0, got none"),  # once empty tables, exit 0
+    (["--noise=abc"], "--noise takes numbers, got abc"),
+])
+def test_bad_datasets_and_noise_are_one_line_before_any_search(tmp_path, args, needle):
+  r = subprocess.run([sys.executable, str(REPO / "experiments" / "timing.py"),
+                      "--random_model=tiny", f"--out_dir={tmp_path / 'out'}", *args],
+                     capture_output=True, text=True, timeout=120, cwd=REPO)
+  assert r.returncode == 2 and needle in r.stderr and r.stderr.count("\n") == 1, r.stderr
+  assert not (tmp_path / "out").exists()
