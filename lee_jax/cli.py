@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pathlib
 import sys
@@ -50,6 +51,21 @@ def output_dir(path: str | os.PathLike, flag: str = "--out_dir") -> pathlib.Path
   if not os.access(p, os.W_OK):
     raise PathError(f"{flag} {p} is not writable")
   return p
+
+
+@contextlib.contextmanager
+def no_empty_dir_left(path: str | os.PathLike):
+  """A block that may create the folder `path` (an output or run folder): if it raises while
+  the folder it created is still empty, the folder goes again (a command refused at its
+  start leaves nothing behind)."""
+  path = pathlib.Path(path)
+  created = not path.exists()
+  try:
+    yield
+  except Exception:
+    if created and path.is_dir() and not any(path.iterdir()):
+      path.rmdir()
+    raise
 
 
 def fail(message: str) -> NoReturn:

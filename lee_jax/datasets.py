@@ -534,6 +534,12 @@ def weighted_rows(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None):
   return X[keep], y[keep], (None if np.all(w == w[0]) else w)
 
 
+def check_noise(noise: float, what: str = "noise") -> None:
+  """SRBench's target noise level (a share of the target's RMS): finite and >= 0 (NaN fails)."""
+  if not 0 <= noise < math.inf:
+    raise DataError(f"{what} must be a finite level >= 0, got {noise}")
+
+
 def split(X: np.ndarray, y: np.ndarray, seed: int, noise: float = 0.0,
           max_train_samples: int | None = 10_000, val_fraction: float = 0.2) -> Split:
   """SRBench's train/test split, training-row cap and target noise, plus a validation fold.
@@ -550,9 +556,9 @@ def split(X: np.ndarray, y: np.ndarray, seed: int, noise: float = 0.0,
     raise DataError(f"split needs X [N, k] and y [N]; got {X.shape} and {y.shape}")
   if not (isinstance(seed, (int, np.integer)) and 0 <= seed < 2**32):
     raise DataError(f"seed must be an integer in [0, 2**32), got {seed!r}")
-  if not (0 <= noise < math.inf and 0 <= val_fraction < 1):  # (NaN fails both)
-    raise DataError(f"noise must be a finite level >= 0, got {noise}" if not 0 <= noise < math.inf
-                    else f"val_fraction must be in [0, 1), got {val_fraction}")
+  check_noise(noise)
+  if not 0 <= val_fraction < 1:  # (NaN fails too)
+    raise DataError(f"val_fraction must be in [0, 1), got {val_fraction}")
   n = len(y)
   n_test, n_train = math.ceil(0.25 * n), math.floor(0.75 * n)
   if n_train < 2 or n_test < 1:
@@ -618,13 +624,9 @@ def main(argv: Sequence[str]) -> None:
       print(format_listing(list_datasets(FLAGS.data_dir)))
     elif FLAGS.show:
       is_table = FLAGS.show.endswith(tuple(_DELIMITERS)) or os.path.isfile(FLAGS.show)
-      if is_table:
-        ds = load_table(FLAGS.show, FLAGS.target, FLAGS.features,
-                        select_k_best=FLAGS.select_k_best)
-      else:
-        check_select_k_best(FLAGS.select_k_best)
-        ds = load_dataset(FLAGS.show, FLAGS.data_dir)
-        ds = ds if FLAGS.select_k_best is None else select_columns(ds, FLAGS.select_k_best)
+      source = ({"data": FLAGS.show, "target": FLAGS.target, "features": FLAGS.features}
+                if is_table else {"dataset": FLAGS.show, "data_dir": FLAGS.data_dir})
+      ds = load_input(**source, select_k_best=FLAGS.select_k_best)
       print(describe(ds))
     else:
       raise DataError("nothing to do; pass --list or --show NAME")

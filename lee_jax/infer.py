@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import os
 import pathlib
 import sys
@@ -277,9 +276,7 @@ def main(argv):
     trial_lib.check_max_time(_MAX_TIME.value)  # before the model loads
   except ValueError as e:
     raise datasets.DataError(f"--{e}") from None
-  if not 0 <= _NOISE.value < math.inf:  # (NaN fails too) before the table is described
-    raise datasets.DataError(f"--noise must be a finite level >= 0 (a fraction of the "
-                             f"target's RMS), got {_NOISE.value}")
+  datasets.check_noise(_NOISE.value, "--noise")  # before the table is described
   out_path = check_out_path()
   plot_paths = check_plot_paths(_TRIALS.value)
   check_distinct(out_path, plot_paths)

@@ -140,19 +140,15 @@ def main(argv):
   sharding.initialize_distributed()
   compile_cache.enable()
   cfg, phases = config_from_flags()
-  created = not cfg.workdir.exists()
-  try:  # an unusable workdir is bad input, found before the model is built
-    cfg.workdir.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryFile(dir=cfg.workdir):
-      pass
-  except OSError as e:
-    raise TrainError(f"cannot write to --workdir={cfg.workdir}: {e.strerror or e}") from None
-  try:
+  # (a run refused at its start, e.g. a missing previous phase, once left an empty workdir)
+  with cli.no_empty_dir_left(cfg.workdir):
+    try:  # an unusable workdir is bad input, found before the model is built
+      cfg.workdir.mkdir(parents=True, exist_ok=True)
+      with tempfile.TemporaryFile(dir=cfg.workdir):
+        pass
+    except OSError as e:
+      raise TrainError(f"cannot write to --workdir={cfg.workdir}: {e.strerror or e}") from None
     run_phases(cfg, phases)
-  except (TrainError, checkpoints.CheckpointError):
-    if created and not any(cfg.workdir.iterdir()):
-      cfg.workdir.rmdir()  # (a run refused at its start left an empty workdir behind)
-    raise
 
 
 def run_phases(cfg: TrainConfig, phases) -> None:

@@ -199,15 +199,10 @@ def main(argv):
   if to.is_dir() and any(to.iterdir()) and not FLAGS.overwrite:
     raise cli.PathError(f"--to {to} is not empty (a model already there?); pass --overwrite "
                         "to replace it")
-  created = not to.exists()
-  cli.output_dir(to, flag="--to")
-  try:
+  with cli.no_empty_dir_left(to):  # (a bad --from once left an empty --to behind)
+    cli.output_dir(to, flag="--to")
     source = checkpoints.model_dir(FLAGS["from"].value)
     model = checkpoints.load_model(source)
-  except CheckpointError:
-    if created and not any(to.iterdir()):
-      to.rmdir()  # (a bad --from left an empty --to behind)
-    raise
   meta, _ = checkpoints.read_model_meta(source / "meta.json")
   extra = {"source": {k: meta[k] for k in ("phase", "step") if k in meta}}
   # the source's own search defaults (a run continued from the shipped model inherits them)

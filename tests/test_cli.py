@@ -70,3 +70,17 @@ def test_run_turns_ctrl_c_into_one_line_and_exit_130(capsys, monkeypatch):
     cli.run(main)
   assert e.value.code == cli.EXIT_INTERRUPTED == 130
   assert capsys.readouterr().err.strip() == "interrupted"
+
+
+def test_a_folder_the_failed_block_created_goes_only_while_empty(tmp_path):
+  for existed, fill, stays in ((False, False, False), (False, True, True), (True, False, True)):
+    d = tmp_path / f"d{existed}{fill}"
+    if existed:
+      d.mkdir()
+    with pytest.raises(ValueError):
+      with cli.no_empty_dir_left(d):
+        d.mkdir(exist_ok=True)
+        if fill:
+          (d / "checkpoint").write_text("kept")
+        raise ValueError("refused")
+    assert d.is_dir() == stays
