@@ -146,7 +146,15 @@ def batches(cfg: DataConfig, seed: int, batch_size: int, workers: int = 0,
     it = it.mp_prefetch(grain.MultiprocessingOptions(num_workers=workers,
                                                      per_worker_buffer_size=buffer),
                         worker_init_fn=_ignore_ctrl_c)
+    it = it.map(_own_memory)
   return it
+
+
+def _own_memory(batch: dict) -> dict:
+  """A worker's batch arrives in shared memory that is freed when its array is. On the CPU
+  `jax.device_put` keeps such an array alive without copying it, so the batches still held at
+  exit were never freed ("leaked shared_memory objects" at every exit). A copy costs ~1 ms."""
+  return {k: np.array(v) for k, v in batch.items()}
 
 
 def _ignore_ctrl_c(worker_index: int, worker_count: int) -> None:
