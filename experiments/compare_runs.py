@@ -20,6 +20,7 @@ from absl import flags
 
 from lee_jax import cli
 from lee_jax import datasets
+from lee_jax import jsonl
 
 
 def _define_flags() -> None:
@@ -31,33 +32,32 @@ def _define_flags() -> None:
 
 
 def read_cells(path: str | pathlib.Path) -> dict[tuple, dict]:
-  """(dataset, noise, trial) -> the cell's record, from results.jsonl or its folder."""
+  """(dataset, noise, trial) -> the cell's record, from results.jsonl or its folder (a line
+  cut short by a kill is skipped, as the sweep that wrote it does: `jsonl.numbered`)."""
   p = pathlib.Path(path)
   p = p / "results.jsonl" if p.is_dir() else p
   if not p.is_file():
     raise FileNotFoundError(f"{p}: no such results file")
   try:
-    text = p.read_text()
+    numbered = jsonl.numbered(p)
+  except jsonl.JsonlError as e:
+    raise ValueError(str(e)) from None
   except UnicodeDecodeError:
     raise ValueError(f"{p}: not a text file (a results.jsonl holds one JSON object a line)") from None
   except OSError as e:
     raise ValueError(f"{p}: cannot read it ({e.strerror or e})") from None
   out = {}
-  for i, line in enumerate(text.splitlines(), 1):
-    if line.strip():
-      r, key = _cell(line, f"{p} line {i}")
-      out[key] = r
+  for n, r in numbered:
+    r, key = _cell(r, f"{p} line {n}")
+    out[key] = r
   if not out:
     raise ValueError(f"{p} holds no cells")
   return out
 
 
-def _cell(line: str, where: str) -> tuple[dict, tuple]:
-  """(record, key) of one results line; anything else is one ValueError naming where it is."""
-  try:
-    r = json.loads(line)
-  except ValueError as e:
-    raise ValueError(f"{where}: not JSON ({e})") from None
+def _cell(r, where: str) -> tuple[dict, tuple]:
+  """(record, key) of one parsed results line; anything else is one ValueError naming where
+  it is."""
   if not isinstance(r, dict):
     raise ValueError(f"{where}: not a JSON object")
   if not isinstance(r.get("dataset"), str):

@@ -47,13 +47,20 @@ def test_tie_must_be_a_finite_number_at_least_0(tmp_path, tie):
   assert "--tie must be a finite number >= 0" in r.stderr and not r.stdout
 
 
+def test_a_line_torn_by_a_kill_is_skipped_as_the_sweep_does(tmp_path):
+  a = _write(tmp_path / "a.jsonl", [("d1", 0, 0.5, 5), ("d2", 0, 0.7, 6)])
+  b = tmp_path / "b.jsonl"
+  b.write_text(a.read_text()[:-9])  # the second cell's line cut short
+  assert list(compare_runs.read_cells(b)) == [("d1", 0.0, 0)]
+
+
 @pytest.mark.parametrize("line,needle", [
     ("[1, 2]", "not a JSON object"),
     ('{"dataset": "d2", "noise": 0, "trial": 0, "r2_test": "high"}', "r2_test 'high' is not a number"),
     ('{"dataset": "d2", "noise": null, "trial": 0}', "noise None is not a finite number"),
     ('{"dataset": "d2", "noise": 0, "trial": "x"}', "trial 'x' is not an integer"),
     ('{"noise": 0, "trial": 0}', "no dataset name"),
-    ('{"dataset": "d2", "tr', "not JSON"),
+    ('dataset d2', "not JSON"),
 ])
 def test_a_malformed_line_is_one_line_naming_file_and_line(tmp_path, line, needle):
   a = _write(tmp_path / "a.jsonl", [("d1", 0, 0.5, 5)])
