@@ -288,6 +288,10 @@ class SearchConfig:
   simplify: str = "light"
 
   def __post_init__(self):
+    for f in dataclasses.fields(self):  # (annotations are strings: `from __future__`)
+      if f.type == "bool" and not isinstance(getattr(self, f.name), bool):
+        # "no" would be truthy and switch the setting on
+        raise ValueError(f"{f.name} must be True or False, got {getattr(self, f.name)!r}")
     for name in ("rounds", "iterations", "pool_size", "n_init", "n_new", "parents",
                  "refresh_every", "fit_rows", "score_rows", "n_scatter", "decode_period",
                  "cmaes_popsize", "workers", "lm_steps", "lm_restarts"):

@@ -362,6 +362,8 @@ def from_arrays(X, y, feature_names: Sequence[str] | None = None, name: str = "d
       raise DataError(f"{name}: X and y must be real numbers, not complex")
     X = np.array(X, dtype=np.float64)  # a copy: the Dataset's arrays become read-only
     y = np.array(y, dtype=np.float64)
+  except DataError:
+    raise
   except (TypeError, ValueError) as e:
     raise DataError(f"{name}: X and y must be numeric ({str(e).splitlines()[0]})") from None
   if X.ndim == 1:

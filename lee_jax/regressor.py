@@ -16,7 +16,9 @@ model is loaded and compiled once per process and cached), so it clones and pick
 
 from __future__ import annotations
 
+import functools
 import inspect
+import sys
 
 import numpy as np
 
@@ -31,8 +33,27 @@ from lee_jax import search
 from lee_jax import trial as trial_lib
 
 
+# Rows the search fits constants on after the validation fold is held out: a smaller
+# val_fraction than this allows would search on one or two points.
+MIN_SEARCH_ROWS = 5
+
+
 class NotFittedError(ValueError, AttributeError):
-  """predict/sympy/latex before fit (same bases as sklearn's NotFittedError)."""
+  """predict/sympy/latex before fit (same bases as sklearn's NotFittedError; raised as a
+  subclass of sklearn's own where sklearn is loaded: `_not_fitted`)."""
+
+
+def _not_fitted(message: str) -> NotFittedError:
+  """Where sklearn is loaded (the only place its NotFittedError can be caught), an error
+  that is also that class, so `except sklearn.exceptions.NotFittedError` and sklearn's
+  checks see it; importing sklearn for this alone would cost ~1 s at every start."""
+  sk = sys.modules.get("sklearn.exceptions")
+  return (NotFittedError if sk is None else _with_sklearn_base(sk.NotFittedError))(message)
+
+
+@functools.cache
+def _with_sklearn_base(base: type) -> type:
+  return type("NotFittedError", (NotFittedError, base), {"__module__": __name__})
 
 
 class LEERegressor:
@@ -138,6 +159,15 @@ class LEERegressor:
 
   # --- scikit-learn parameter protocol (no sklearn import needed) ----------------------------
 
+  _estimator_type = "regressor"  # what scikit-learn < 1.6 reads (is_regressor, scoring)
+
+  def __sklearn_tags__(self):
+    """scikit-learn >= 1.6 asks every estimator for its tags (pipelines, cross-validation,
+    MultiOutputRegressor); called only by sklearn, so sklearn is imported here only."""
+    from sklearn.utils import InputTags, RegressorTags, Tags, TargetTags
+    return Tags(estimator_type="regressor", target_tags=TargetTags(required=True),
+                regressor_tags=RegressorTags(), input_tags=InputTags(one_d_array=True))
+
   @classmethod
   def _param_names(cls) -> list[str]:
     return [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
@@ -194,6 +224,16 @@ class LEERegressor:
       value = getattr(self, name)
       if value is not None and not datasets.is_integer(value):
         raise ValueError(f"{name} must be an integer (or None for the preset's), got {value!r}")
+    for name in ("latent_noise", "max_time", "val_fraction"):
+      value = getattr(self, name)
+      if (value is not None or name == "val_fraction") and not datasets.is_number(value):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    trial_lib.check_max_time(self.max_time)
+    if not 0 < self.val_fraction < 1:
+      raise ValueError(f"val_fraction must be in (0, 1), got {self.val_fraction}")
+    if _is_sparse(X):
+      raise ValueError("X is a sparse matrix; LEE reads dense arrays (pass X.toarray(): at "
+                       "most 10 columns)")
     names = getattr(X, "columns", None)
     names = [str(c) for c in names] if names is not None else None
     ds = datasets.from_arrays(X, y, names, name="LEERegressor.fit input",
@@ -201,11 +241,13 @@ class LEERegressor:
     all_names = ds.input_names or ds.feature_names
     selected = list(range(len(all_names))) if ds.selected is None else list(ds.selected)
     cfg = self.search_config()
-    if not 0 < self.val_fraction < 1:
-      raise ValueError(f"val_fraction must be in (0, 1), got {self.val_fraction}")
     X, y, w = datasets.weighted_rows(ds.X, ds.y, _sample_weight(sample_weight, len(ds.y)))
     perm = np.random.default_rng(self.seed).permutation(len(y))
     n_val = max(1, int(round(self.val_fraction * len(y))))
+    if len(y) - n_val < MIN_SEARCH_ROWS:
+      raise ValueError(f"val_fraction={self.val_fraction} holds out {n_val} of {len(y)} rows, "
+                       f"leaving {len(y) - n_val} to search on; at least {MIN_SEARCH_ROWS} "
+                       "are needed (lower val_fraction)")
     val, train = perm[:n_val], np.sort(perm[n_val:])
     warm = (tuple(self.equation_nodes_) if self.warm_start and hasattr(self, "equation_nodes_")
             and self.n_features_in_ == len(all_names) and self.selected_features_ == selected
@@ -219,13 +261,13 @@ class LEERegressor:
                                  progress=bar, bundle=bundle, max_time=self.max_time)
     if bar is not None:
       bar.close()
+    if result.winner is None:  # (the fitted attributes stay those of the last fit)
+      raise RuntimeError(f"no valid expression found (failures: {result.failures()}); try "
+                         "more iterations or another checkpoint")
     self.history_ = [list(r.history) for r in result.rounds]  # per round, for plot()
     self.failures_ = result.failures()
     self.wall_time_ = result.wall_time
     self.timed_out_ = result.timed_out
-    if result.winner is None:
-      raise RuntimeError(f"no valid expression found (failures: {self.failures_}); try more "
-                         "iterations or another checkpoint")
     self.feature_names_in_ = np.asarray(all_names, dtype=object)
     self.n_features_in_ = len(all_names)
     self.fit_columns_ = names  # a DataFrame's column names (None for an array): see _rows
@@ -246,11 +288,11 @@ class LEERegressor:
   def _node(self, index: int | None = None) -> E.Node:
     """The best expression, or equations_[index] (the Pareto table, simplest first)."""
     if not hasattr(self, "best_node_"):
-      raise NotFittedError("this LEERegressor is not fitted yet; call fit(X, y) first")
+      raise _not_fitted("this LEERegressor is not fitted yet; call fit(X, y) first")
     if index is None:
       return self.best_node_
     n = len(self.equation_nodes_)
-    if not isinstance(index, (int, np.integer)) or not -n <= index < n:
+    if not datasets.is_integer(index) or not -n <= index < n:  # (True is no index)
       raise IndexError(f"index {index!r} is not one of the {n} equations in equations_ "
                        f"(0..{n - 1}, or None for the best)")
     return self.equation_nodes_[index]
@@ -295,12 +337,17 @@ class LEERegressor:
     return X
 
   def score(self, X, y, sample_weight=None) -> float:
-    """R2 on (X, y) (weighted by sample_weight if given), as sklearn regressors do."""
-    y = np.asarray(y, np.float64)
+    """R2 on (X, y) (weighted by sample_weight if given), as sklearn's r2_score: a constant y
+    scores 1 when predicted exactly and 0 otherwise; a prediction that is not finite -inf."""
+    y = _target(y)
     y_hat = self.predict(X)
     if y.shape != y_hat.shape:
-      raise ValueError(f"y has shape {y.shape}; X has {len(y_hat)} rows")
-    return score.r2(y, y_hat, _sample_weight(sample_weight, len(y)))
+      raise ValueError(f"y has {len(y)} values; X has {len(y_hat)} rows")
+    w = _sample_weight(sample_weight, len(y))
+    r2 = score.r2(y, y_hat, w)
+    if r2 == -np.inf and np.all(np.isfinite(y_hat)):  # ss_tot == 0: y is constant
+      return 0.0
+    return r2
 
   def sympy(self, index: int | None = None, digits: int | None = 4):
     """The best expression (or equations_[index]) simplified in SymPy over the feature names,
@@ -338,10 +385,10 @@ class LEERegressor:
     or .svg, replacing a file there): the equation table with the chosen formula starred,
     that formula against (X, y), and each round's best train R2 over the search."""
     from lee_jax import plot_result
-    y = np.asarray(y, np.float64)
+    y = _target(y)
     y_hat = self.predict(X, index)  # checks X's shape
     if y.shape != y_hat.shape:
-      raise ValueError(f"y has shape {y.shape}; expected ({len(y_hat)},)")
+      raise ValueError(f"y has {len(y)} values; X has {len(y_hat)} rows")
     X = np.asarray(X, np.float64).reshape(len(y), -1)
     c = self.complexity_ if index is None else self.equations_[index]["complexity"]
     fig = plot_result.figure(
@@ -360,6 +407,27 @@ class LEERegressor:
       cols, of_kept = np.asarray(self.selected_features_), f
       f = lambda X, p: of_kept(X[:, cols], p)  # noqa: E731  (X with every input column)
     return {"callable": f, "parameters": params}
+
+
+def _target(y) -> np.ndarray:
+  """y for score/plot as float64 [n]: numbers, finite, at least one (a column (n, 1) is read
+  as its values, as fit reads it)."""
+  try:
+    y = np.asarray(y, np.float64)
+  except (TypeError, ValueError) as e:
+    raise ValueError(f"y must be numeric ({str(e).splitlines()[0]})") from None
+  if y.ndim == 2 and y.shape[1] == 1:
+    y = y[:, 0]
+  if y.ndim != 1 or len(y) == 0:
+    raise ValueError(f"y has shape {y.shape}; expected [n_rows] with n_rows >= 1")
+  if not np.all(np.isfinite(y)):
+    raise ValueError(f"y holds NaN or inf in {int((~np.isfinite(y)).sum())} value(s)")
+  return y
+
+
+def _is_sparse(X) -> bool:
+  # scipy.sparse matrices and arrays, without importing scipy for the check
+  return callable(getattr(X, "toarray", None)) and hasattr(X, "nnz")
 
 
 def _sample_weight(sample_weight, n: int) -> np.ndarray | None:

@@ -148,7 +148,9 @@ def pad_rows(X: np.ndarray, y: np.ndarray, n_features: int = vocab.MAX_VARIABLES
   yp = np.zeros(m, np.float32)
   yp[:n] = y
   wp = np.zeros(m, np.float32)
-  wp[:n] = 1.0 if weights is None else weights
+  # Weights scaled by a power of two, their largest into [0.5, 1): R2 is scale-free and a
+  # power of two scales exactly, so the scores are the same, but 1e40 fits in float32.
+  wp[:n] = 1.0 if weights is None else np.ldexp(weights, -np.frexp(np.max(weights))[1])
   return Xp, yp, wp
 
 

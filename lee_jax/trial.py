@@ -257,7 +257,8 @@ def sympy_of(node: E.Node, names, digits: int | None = 4) -> sympy.Expr:
 
 
 def _whole(v: float, rel: float) -> bool:
-  return abs(v) < 1e15 and abs(v - round(v)) <= rel * max(1.0, abs(v))
+  # (a small constant such as 3e-10 is within 1e-9 of 0, but it is not a rounding error of 0)
+  return abs(v) < 1e15 and abs(v - round(v)) <= rel * max(1.0, abs(v)) and (v == 0 or round(v) != 0)
 
 
 def report(result: TrialResult, X_test: np.ndarray, y_test: np.ndarray, data: search.SearchData,

@@ -86,7 +86,7 @@ def test_plot_draws_the_fit_and_writes_it(fitted, tmp_path):
   fig0 = est.plot(X, y, index=0)  # any row of the table; the star moves to it
   star = [l for l in fig0.axes[0].lines if l.get_marker() == "*"]
   assert star[0].get_xdata()[0] == est.equations_[0]["complexity"]
-  with pytest.raises(ValueError, match="shape"):
+  with pytest.raises(ValueError, match=f"y has {len(y) - 1} values; X has {len(y)} rows"):
     est.plot(X, y[:-1])
   with pytest.raises(ValueError, match="format"):
     est.plot(X, y, tmp_path / "fit.jpg")
@@ -204,17 +204,76 @@ def test_unfitted_and_bad_input_errors(ckpt):
                     ((X[:5], y[:5]), "at least 10"), ((X, np.ones(50)), "constant"),
                     ((X, y[:40]), "shapes"), ((np.array([["a", "b"]] * 50), y), "numeric"),
                     ((X, np.c_[y, y]), "MultiOutputRegressor"), ((X + 1j, y), "not complex")]:
-    with pytest.raises(datasets.DataError, match=msg):
+    with pytest.raises(datasets.DataError, match=msg) as e:
       est.fit(*args)
+    assert str(e.value).count("LEERegressor.fit input") == 1  # (the complex one was wrapped)
   with pytest.raises(ValueError, match="unknown mode"):
     LEERegressor(checkpoint=ckpt, mode="beam").fit(X, y)
   with pytest.raises(checkpoints.CheckpointError, match="no checkpoint directory"):
     LEERegressor(checkpoint="/nonexistent/ckpt").fit(X, y)
   for kw, msg in (({"seed": -1}, r"seed must be an integer in \[0, 2\*\*32\)"),
                   ({"seed": 1.5}, "seed must be an integer"),
-                  ({"rounds": "1"}, "rounds must be an integer")):
+                  ({"rounds": "1"}, "rounds must be an integer"),
+                  ({"val_fraction": "0.2"}, "val_fraction must be a number, got '0.2'"),
+                  ({"max_time": "10"}, "max_time must be a number"),
+                  ({"val_fraction": 1.0}, r"val_fraction must be in \(0, 1\)"),
+                  # "no" is truthy: it switched the power-law seeds on
+                  ({"power_seeds": "no"}, "power_seeds must be True or False, got 'no'")):
     with pytest.raises(ValueError, match=msg):
       LEERegressor(checkpoint=ckpt, **kw).fit(X, y)
+  # a large val_fraction on few rows left one row (or none: numpy's "high <= 0") to search on
+  with pytest.raises(ValueError, match=r"val_fraction=0.95 holds out 10 of 10 rows, leaving 0 "
+                     r"to search on; at least 5 are needed"):
+    LEERegressor(checkpoint=ckpt, val_fraction=0.95).fit(X[:10], y[:10])
+  sparse = pytest.importorskip("scipy.sparse")
+  with pytest.raises(ValueError, match=r"sparse matrix.*X.toarray\(\)"):
+    est.fit(sparse.csr_matrix(X), y)
+
+
+def test_score_reads_y_as_sklearns_r2_score(fitted):
+  est, X, y = fitted
+  assert est.score(X, y[:, None]) == est.score(X, y)  # a column, as fit reads it
+  assert est.score(X, np.full(len(y), 3.0)) == 0.0  # constant y, not predicted: 0 (was -inf)
+  for bad, msg in ((y[:0], r"expected \[n_rows\] with n_rows >= 1"),  # (R2 1.0 before)
+                   (np.r_[y[:-1], np.nan], r"NaN or inf in 1 value")):  # (nan before)
+    with pytest.raises(ValueError, match=msg):
+      est.score(X[:len(bad)], bad)
+  with pytest.raises(IndexError, match="index True is not one of"):
+    est.predict(X, index=True)  # (read as 1 before)
+
+
+def test_works_inside_sklearn_meta_estimators(ckpt):
+  # scikit-learn >= 1.6 asks an estimator for its tags (__sklearn_tags__): without them every
+  # meta-estimator (pipelines, cross-validation, MultiOutputRegressor) raised AttributeError
+  pytest.importorskip("sklearn")
+  from sklearn.base import is_regressor
+  from sklearn.exceptions import NotFittedError
+  from sklearn.model_selection import cross_val_score
+  from sklearn.multioutput import MultiOutputRegressor
+  from sklearn.utils.validation import check_is_fitted
+  X, y = helpers.toy_data(60)
+  est = LEERegressor(checkpoint=ckpt, rounds=1, iterations=2, seed=3)
+  assert is_regressor(est)
+  scores = cross_val_score(est, X, y, cv=2)
+  assert scores.shape == (2,) and np.all(np.isfinite(scores))
+  both = MultiOutputRegressor(est).fit(X, np.c_[y, 2 * y])
+  assert both.predict(X[:4]).shape == (4, 2)
+  with pytest.raises(NotFittedError):  # sklearn's own class, as well as ours
+    est.predict(X)
+  check_is_fitted(both.estimators_[0])
+
+
+def test_a_failed_fit_keeps_the_previous_fit_whole(fitted, monkeypatch):
+  import copy
+  est, X, y = fitted
+  est = copy.deepcopy(est)
+  before = {k: v for k, v in vars(est).items() if k.endswith("_")}
+  failed = type("Failed", (), {"winner": None, "failures": lambda self: {"nonfinite": 3}})()
+  monkeypatch.setattr(trial, "run_trial", lambda *a, **k: failed)
+  with pytest.raises(RuntimeError, match="no valid expression found"):
+    est.fit(X, y)
+  assert {k: v for k, v in vars(est).items() if k.endswith("_")}.keys() == before.keys()
+  assert est.history_ == before["history_"] and est.failures_ == before["failures_"]
 
 
 def test_same_seed_same_expression_and_score(ckpt):
@@ -223,7 +282,7 @@ def test_same_seed_same_expression_and_score(ckpt):
   b = LEERegressor(checkpoint=ckpt, rounds=1, iterations=5, seed=9).fit(X, y)
   assert a.best_prefix_ == b.best_prefix_ and a.score(X, y) == b.score(X, y)
   assert a.equations_ == b.equations_
-  with pytest.raises(ValueError, match=r"y has shape \(117,\); X has 120 rows"):
+  with pytest.raises(ValueError, match=r"y has 117 values; X has 120 rows"):
     a.score(X, y[:-3])
   for bad in (-1, 0, 2.5):
     with pytest.raises(ValueError, match="digits must be an integer >= 1"):

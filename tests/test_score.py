@@ -116,3 +116,7 @@ def test_weighted_r2_is_sklearns_and_batched_r2_agrees():
   # No weights and weights of one are the same computation, to the bit.
   np.testing.assert_array_equal(score.batched_r2(ids, consts, score.pad_rows(X, y)),
                                 score.batched_r2(ids, consts, score.pad_rows(X, y, weights=np.ones(600))))
+  # R2 is scale-free; weights beyond float32 (1e40) once overflowed to inf and every
+  # candidate scored -inf. Scaled by a power of two, they score the same to the bit.
+  np.testing.assert_array_equal(score.batched_r2(ids, consts, score.pad_rows(X, y, weights=w * 2.0**140)),
+                                got)

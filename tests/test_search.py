@@ -224,6 +224,9 @@ def test_whole_constants_print_as_integers():
   assert "2.000000000004" in str(trial.sympy_of(near, ["a", "b"], digits=None))
   fitted = E.with_constants(node, [2.001, 4.76])
   assert str(trial.sympy_of(fitted, ["a", "b"])) == "2.001*a + 4.76*b"
+  # a small constant is within 1e-9 of 0 but no rounding error of it (it printed as 0)
+  small = E.with_constants(node, [3e-10, 4.7e-12])
+  assert str(trial.sympy_of(small, ["a", "b"])) == "3.0e-10*a + 4.7e-12*b"
 
 
 def test_trial_picks_the_round_with_the_best_validation_r2(eng, data):
