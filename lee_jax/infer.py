@@ -47,8 +47,9 @@ _NOISE = flags.DEFINE_float("noise", 0.0, "Target noise level eps: sigma = eps *
 _SEED = flags.DEFINE_integer("seed", 0, "Base seed: trial t uses seed + 1000 t (split and search).")
 _TRIALS = flags.DEFINE_integer("trials", 1, "Independent trials (different splits and search seeds).")
 _PRESET = flags.DEFINE_enum("preset", "fast", list(configs.PRESETS),
-                            "Search budget: paper = Table 10 (+ polynomial seeds); fast = 2 rounds x 200 "
-                            "iterations, ~75 s per dataset on a 2-core CPU.")
+                            "Search budget: paper = Table 10 (+ our seeds, long sums and parsimony "
+                            "step, each of which a --no flag or 0 turns off); fast = 2 rounds x 200 "
+                            "iterations, ~60 s per dataset on a 2-core CPU.")
 _MODE = flags.DEFINE_enum("mode", "combined", list(configs.MODES), "Refinement mode.")
 _ROUNDS = flags.DEFINE_integer("rounds", None, "Rounds per trial (default: the preset's).")
 _ITERS = flags.DEFINE_integer("iters", None, "Iterations per round (default: the preset's).")
