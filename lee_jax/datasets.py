@@ -44,6 +44,9 @@ MIN_ROWS = 10
 # The search scores in float32: squares of values beyond this, summed over 10k rows, would
 # overflow. Larger columns are an error that asks for a rescale rather than a silent NaN.
 MAX_ABS = 1e15
+# ... and a target this small is near float32's smallest normal numbers (1.2e-38), which XLA
+# flushes to 0; below it, the same rescale is asked for (targets of 1e-20, joules, are fine).
+MIN_TARGET = 1e-30
 MAX_FEATURES = vocab.MAX_VARIABLES
 _MISSING = {"", "na", "n/a", "nan", "null", "none", "?"}
 
@@ -316,6 +319,10 @@ def _make_dataset(name, group, X, y, feature_names, formula, where, target="targ
                     "float32, so rescale them first (e.g. divide by a power of ten)")
   if np.ptp(y) == 0:
     raise DataError(f"{where}: the target is constant ({y[0]:g}); there is nothing to fit")
+  if np.abs(y).max() < MIN_TARGET:
+    raise DataError(f"{where}: the target's values are all below {MIN_TARGET:.0e} in magnitude "
+                    f"(max {np.abs(y).max():.3g}); LEE computes in float32, so rescale it "
+                    "first (e.g. multiply by a power of ten)")
   X, y = np.ascontiguousarray(X, np.float64), np.ascontiguousarray(y, np.float64)
   # Read-only because load_dataset hands the same cached arrays to every caller.
   X.flags.writeable = y.flags.writeable = False

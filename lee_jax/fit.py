@@ -129,6 +129,14 @@ def _weighted_var(y: np.ndarray, w: np.ndarray | None) -> float:
   return float(np.mean(w * (y - np.mean(w * y)) ** 2))
 
 
+def _nmse_scale(y: np.ndarray, w: np.ndarray | None) -> float:
+  """The (weighted) variance the NMSE divides by, floored for a (near) constant target. Below
+  a mean square of 1 the floor shrinks with it: a fixed 1e-12 was most of the variance of a
+  target near 1e-12 (1e-15 sqrt(x0^2 + x1^2) snapped to 0); from 1 up it is 1e-12 as it was."""
+  mean_sq = float(np.mean(np.square(y))) if w is None else float(np.mean(w * np.square(y)))
+  return max(_weighted_var(y, w), 1e-12 * min(1.0, mean_sq), np.finfo(np.float64).tiny)
+
+
 def _nmse(tree: E.Node, X: np.ndarray, y: np.ndarray, w: np.ndarray | None,
           scale: float) -> float:
   """(Weighted) mean squared error of a plain float64 evaluation of `tree`, over `scale`;
@@ -155,7 +163,7 @@ def fit_constants(node: E.Node, X: np.ndarray, y: np.ndarray, max_iter: int,
   every = np.asarray(E.constants(node), np.float64)
   free = np.ones(len(every), bool) if free is None else np.asarray(free, bool)
   start = every[free]
-  scale = max(_weighted_var(y, w), 1e-12)
+  scale = _nmse_scale(y, w)
 
   def full(c):
     out = every.copy()
@@ -234,7 +242,7 @@ def snap(node: E.Node, X: np.ndarray, y: np.ndarray, weights: np.ndarray | None 
   """
   X, y = np.asarray(X, np.float64), np.asarray(y, np.float64)
   w = row_weights(weights, len(y))
-  var = max(_weighted_var(y, w), 1e-12)
+  var = _nmse_scale(y, w)
 
   def nmse(tree: E.Node) -> float:
     return _nmse(tree, X, y, w, var)
@@ -613,7 +621,7 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20
   # Every call is dispatched before any is read back: JAX runs them asynchronously, so
   # the host schedules the next call and checks the last one in float64 while the device
   # (or XLA's thread on the CPU) runs the LM.
-  var = max(_weighted_var(y, w), 1e-12)  # of the fit rows: every float64 error divides by it
+  var = _nmse_scale(y, w)  # of the fit rows: every float64 error divides by it
   calls = []  # (part, its FitResults, or the started call they come from when pipelined)
   for mc, items in sorted(groups.items()):
     for part, prog in _parts(items, X.shape[1], mc, layout):

@@ -139,8 +139,9 @@ def _bucket(n: int, size: int) -> int:
 
 def pad_rows(X: np.ndarray, y: np.ndarray, n_features: int = vocab.MAX_VARIABLES,
              weights: np.ndarray | None = None):
-  """(X [N, k], y [N]) -> float32 (X [N', n_features], y [N'], w [N']) with N' a bucket;
-  w holds the row weights (1 without), 0 on the padding rows."""
+  """(X [N, k], y [N]) -> float32 (X [N', n_features], y [N'], w [N'], inv_scale []) with N'
+  a bucket; w holds the row weights (1 without), 0 on the padding rows; inv_scale a power of
+  two near 1/std(y), by which the R2 scales residuals before squaring them."""
   n = len(y)
   m = _bucket(n, ROW_BUCKET)
   Xp = np.zeros((m, n_features), np.float32)
@@ -151,20 +152,30 @@ def pad_rows(X: np.ndarray, y: np.ndarray, n_features: int = vocab.MAX_VARIABLES
   # Weights scaled by a power of two, their largest into [0.5, 1): R2 is scale-free and a
   # power of two scales exactly, so the scores are the same, but 1e40 fits in float32.
   wp[:n] = 1.0 if weights is None else np.ldexp(weights, -np.frexp(np.max(weights))[1])
-  return Xp, yp, wp
+  return Xp, yp, wp, _inv_scale(y)
+
+
+def _inv_scale(y: np.ndarray) -> np.float32:
+  """2^-e with 2^e near std(y). Squares of a target's spread in float32 underflow below ~1e-19
+  (joules): every candidate, `0` among them, then scored R2 ~1. Residuals times a power of
+  two square in range, and scale exactly: for any target that did not underflow, the same
+  R2 to the bit."""
+  spread = float(np.std(np.asarray(y, np.float64)))
+  e = int(np.clip(np.frexp(spread)[1], -120, 120)) if np.isfinite(spread) and spread > 0 else 0
+  return np.float32(np.ldexp(1.0, -e))
 
 
 @jax.jit
-def _batched_r2(ids, consts, X, y, w):
-  """ids/consts [B, L], X [N, D], y [N], w [N] row weights (0: padding) -> (r2 [B],
-  all_finite [B])."""
+def _batched_r2(ids, consts, X, y, w, inv_scale):
+  """ids/consts [B, L], X [N, D], y [N], w [N] row weights (0: padding), inv_scale (pad_rows)
+  -> (r2 [B], all_finite [B])."""
   y_hat, valid = evaluate.evaluate_jax(ids, consts, jnp.broadcast_to(X, (ids.shape[0],) + X.shape))
   used = w > 0
   finite = jnp.all(jnp.isfinite(y_hat) | ~used[None], axis=1) & valid
   y_mean = jnp.sum(jnp.where(used, w * y, 0.0)) / w.sum()
-  ss_tot = jnp.sum(jnp.where(used, w * (y - y_mean) ** 2, 0.0))
-  res = jnp.where(used[None], w[None] * (y[None] - jnp.where(finite[:, None], y_hat, 0.0)) ** 2,
-                  0.0)
+  ss_tot = jnp.sum(jnp.where(used, w * ((y - y_mean) * inv_scale) ** 2, 0.0))
+  res = jnp.where(used[None], w[None] * ((y[None] - jnp.where(finite[:, None], y_hat, 0.0))
+                                         * inv_scale) ** 2, 0.0)
   r2 = 1.0 - res.sum(axis=1) / jnp.maximum(ss_tot, 1e-30)
   return jnp.where(finite, r2, -jnp.inf), finite
 

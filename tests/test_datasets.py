@@ -321,9 +321,12 @@ def test_from_arrays_reads_ints_and_bools_and_validates():
   assert mine.flags.writeable  # the caller's array is copied, not frozen
   for args, match in [((np.zeros((20, 2)) + [[0, 1e20]], np.arange(20.0)), "x1 hold values beyond"),
                       ((np.zeros((20, 2)), np.arange(20.0), ["a"]), "1 feature names for 2"),
-                      ((np.zeros((20, 0)), np.arange(20.0)), "no feature columns")]:
+                      ((np.zeros((20, 0)), np.arange(20.0)), "no feature columns"),
+                      ((mine, np.arange(20.0) * 1e-32), r"target's values are all below 1e-30 "
+                       r"in magnitude \(max 1.9e-31\).*rescale")]:
     with pytest.raises(D.DataError, match=match):
       D.from_arrays(*args)
+  assert D.from_arrays(mine, np.arange(20.0) * 1e-20).y.max() == 1.9e-19  # joules are fine
 
 
 def test_load_table_weights_column(tmp_path):

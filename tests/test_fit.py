@@ -212,6 +212,10 @@ def test_snapping_removes_dead_terms_and_unit_factors_only():
   # all drops and snaps of a node together cost at most tol: of two terms that each cost
   # ~4e-10 of the NMSE, one goes
   assert len(snapped("x0 + 2e-5*x1 + 2e-5*x1**2")) == 1
+  # the same law in other units snaps the same: with y near 1e-12 the NMSE's fixed floor of
+  # 1e-12 was most of y's variance, and every term went (3e-12 x0 + 1e-12 x1^2 -> 0)
+  assert snapped("3e-12*x0 + 1e-12*x1**2") == [3e-12, 1e-12]
+  assert sorted(snapped("1.0000001e-12*x0*x1 - 1.783e-22*x0 + 1e-12*x1")) == [1e-12, 1.0000001e-12]
 
 
 def test_subsampled_lm_polishes_to_the_all_rows_fit():

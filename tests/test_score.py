@@ -49,6 +49,15 @@ def test_batched_r2_equals_numpy_r2_for_each_candidate():
   assert got[4] == -np.inf  # division by zero everywhere
   np.testing.assert_allclose(got[:3], want[:3], rtol=1e-4, atol=1e-5)
   assert got[0] > 0.9999
+  # The same law in joules (y ~ 1e-20): float32 squares of its spread underflowed, and every
+  # candidate, 0 among them, scored R2 ~1; residuals scaled by a power of two keep them in range.
+  small = [_tree(t) for t in ("1.3e-20*sin(x0) + 1e-20*x1**2", "0", "1e-20*x1**2")]
+  rows = [score.ids_and_consts(n, 64) for n in small]
+  got = score.batched_r2(np.stack([r[0] for r in rows]), np.stack([r[1] for r in rows]),
+                         score.pad_rows(X, y * 1e-20))
+  want = [score.r2(y * 1e-20, evaluate.evaluate_numpy(n, X)) for n in small]
+  np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+  assert got[0] > 0.9999 and got[1] < 0
 
 
 def test_probe_points_lie_between_training_rows():
