@@ -344,10 +344,10 @@ class LEERegressor:
     if y.shape != y_hat.shape:
       raise ValueError(f"y has {len(y)} values; X has {len(y_hat)} rows")
     w = _sample_weight(sample_weight, len(y))
-    r2 = score.r2(y, y_hat, w)
-    if r2 == -np.inf and np.all(np.isfinite(y_hat)):  # ss_tot == 0: y is constant
-      return 0.0
-    return r2
+    counted = y if w is None else y[w > 0]
+    if np.all(counted == counted[0]) and np.all(np.isfinite(y_hat)):  # R2 is 0/0 or x/0
+      return float(np.array_equal(y_hat if w is None else y_hat[w > 0], counted))
+    return score.r2(y, y_hat, w)
 
   def sympy(self, index: int | None = None, digits: int | None = 4):
     """The best expression (or equations_[index]) simplified in SymPy over the feature names,

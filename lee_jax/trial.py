@@ -253,12 +253,27 @@ def sympy_of(node: E.Node, names, digits: int | None = 4) -> sympy.Expr:
                         if _whole(float(f), 0.0 if digits is None else 1e-9)})
   if digits is None:
     return expr
+  expr = expr.replace(lambda e: e.is_Add, _without_negligible_terms)
   return expr.xreplace({f: sympy.Float(f, digits) for f in expr.atoms(sympy.Float)})
 
 
 def _whole(v: float, rel: float) -> bool:
-  # (a small constant such as 3e-10 is within 1e-9 of 0, but it is not a rounding error of 0)
+  # (a small constant such as 3e-10 is within 1e-9 of 0 but no rounding error of it: a target
+  # in other units is made of them, `_without_negligible_terms`)
   return abs(v) < 1e15 and abs(v - round(v)) <= rel * max(1.0, abs(v)) and (v == 0 or round(v) != 0)
+
+
+def _without_negligible_terms(add: sympy.Expr) -> sympy.Expr:
+  """A sum without the terms whose coefficient is below 1e-9 of its largest one, in print: a
+  fit's residue (-0.1 x0 - 8.43e-13, x0 x1 + 1.01e-11), while a law in small units
+  (1.2e-9 x0 - 1.1e-9) keeps every term."""
+  try:
+    coefficients = [abs(complex(t.as_coeff_Mul()[0])) for t in add.args]
+  except TypeError:  # (a coefficient with no number value)
+    return add
+  top = max(coefficients)
+  kept = [t for t, c in zip(add.args, coefficients) if c >= 1e-9 * top]
+  return add if len(kept) == len(add.args) else sympy.Add(*kept)
 
 
 def report(result: TrialResult, X_test: np.ndarray, y_test: np.ndarray, data: search.SearchData,

@@ -1,3 +1,4 @@
+import copy
 import pickle
 
 import numpy as np
@@ -234,6 +235,9 @@ def test_score_reads_y_as_sklearns_r2_score(fitted):
   est, X, y = fitted
   assert est.score(X, y[:, None]) == est.score(X, y)  # a column, as fit reads it
   assert est.score(X, np.full(len(y), 3.0)) == 0.0  # constant y, not predicted: 0 (was -inf)
+  far = copy.copy(est)
+  far.predict = lambda X, index=None: np.full(len(X), 1e200)  # its squares overflow: -inf,
+  assert far.score(X, y) == -np.inf  # which is no constant y (the first mend scored it 0)
   for bad, msg in ((y[:0], r"expected \[n_rows\] with n_rows >= 1"),  # (R2 1.0 before)
                    (np.r_[y[:-1], np.nan], r"NaN or inf in 1 value")):  # (nan before)
     with pytest.raises(ValueError, match=msg):
@@ -264,7 +268,6 @@ def test_works_inside_sklearn_meta_estimators(ckpt):
 
 
 def test_a_failed_fit_keeps_the_previous_fit_whole(fitted, monkeypatch):
-  import copy
   est, X, y = fitted
   est = copy.deepcopy(est)
   before = {k: v for k, v in vars(est).items() if k.endswith("_")}
