@@ -1,4 +1,4 @@
-import json, sys, glob
+import json, glob
 SKIP = {"wall_time_s", "timings_s", "wall_s", "timings", "argv", "time", "elapsed_s", "seconds"}
 def strip(o):
   if isinstance(o, dict):

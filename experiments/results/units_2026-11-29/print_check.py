@@ -1,4 +1,4 @@
-import glob, json, sympy
+import glob, json
 from lee_jax import expr as E, trial
 prefixes = set()
 for f in glob.glob("experiments/results/**/*.jsonl", recursive=True):

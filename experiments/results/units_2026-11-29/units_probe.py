@@ -39,7 +39,7 @@ def run(law, case, out, **kw):
       rec.update(formula=str(est.sympy()), r2=float(est.score(Xt, yt)),
                  complexity=int(est.complexity_), r2_train=float(est.score(X, y)),
                  equations=est.equations_, failures=str(est.failures_))
-    except Exception as e:
+    except Exception:
       rec["error"] = traceback.format_exc()
     rec["warnings"] = sorted({f"{x.category.__name__}: {str(x.message)[:200]}" for x in w})
   rec["wall"] = time.time() - t
