@@ -70,8 +70,10 @@ def _tanh_of_transpose(x, w):
 
 def test_top_fusions_and_their_sources():
   events = _events() + [
-      {"ph": "X", "pid": 2, "tid": 8, "ts": 50.0, "dur": 9.0, "name": "input_transpose_fusion_3"}]
-  # the gemm and the cuDNN kernel are not XLA fusions; the longer fusion comes first
+      {"ph": "X", "pid": 2, "tid": 8, "ts": 50.0, "dur": 9.0, "name": "input_transpose_fusion_3"},
+      {"ph": "X", "pid": 2, "tid": 8, "ts": 60.0, "dur": 8.0, "name": "end: loop_fusion.3"}]
+  # the gemm and the cuDNN kernel are not XLA fusions, nor is a trace's end marker; the
+  # longer fusion comes first
   assert trace_summary.top_fusions(events, 5) == ["input_transpose_fusion_3", "loop_fusion.3"]
   hlo = jax.jit(jax.grad(lambda x, w: _tanh_of_transpose(x, w).sum(), argnums=1)).lower(
       jnp.ones((64, 32)), jnp.ones((32, 16))).compile().as_text()
