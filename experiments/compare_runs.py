@@ -39,9 +39,7 @@ def read_cells(path: str | pathlib.Path) -> dict[tuple, dict]:
   if not p.is_file():
     raise FileNotFoundError(f"{p}: no such results file")
   try:
-    numbered = jsonl.numbered(p)
-  except jsonl.JsonlError as e:
-    raise ValueError(str(e)) from None
+    numbered = jsonl.numbered(p)  # (its JsonlError, a line that is not JSON, is a ValueError)
   except UnicodeDecodeError:
     raise ValueError(f"{p}: not a text file (a results.jsonl holds one JSON object a line)") from None
   except OSError as e:
