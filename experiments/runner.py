@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 
 from absl import flags
 
@@ -157,8 +156,10 @@ def noise_levels(values: list[str]) -> tuple[float, ...]:
     noises = tuple(float(n) for n in values)
   except ValueError:
     raise ValueError(f"--noise takes numbers, got {','.join(values)}") from None
-  if not noises or not all(math.isfinite(n) and n >= 0 for n in noises):
-    raise ValueError(f"--noise takes finite levels >= 0, got {','.join(values) or 'none'}")
+  if not noises:
+    raise ValueError("--noise takes finite levels >= 0, got none")
+  for n in noises:
+    datasets.check_noise(n, "--noise")  # names the bad level
   return noises
 
 

@@ -64,9 +64,9 @@ def test_sweep_records_each_cell_once_and_resumes(tmp_path):
     # a NaN one a cell no later summary could sort.
     (["--trials=0"], "--trials=0: 0 is not a positive integer"),
     (["--trials=-1"], "--trials=-1"),
-    (["--noise=-0.1"], "--noise takes finite levels >= 0, got -0.1"),
-    (["--noise=0,nan"], "--noise takes finite levels >= 0, got 0,nan"),
-    (["--noise=inf"], "--noise takes finite levels >= 0"),
+    (["--noise=-0.1"], "--noise must be a finite level >= 0, got -0.1"),
+    (["--noise=0,nan"], "--noise must be a finite level >= 0, got nan"),
+    (["--noise=inf"], "--noise must be a finite level >= 0, got inf"),
 ])
 def test_bad_sweep_input_is_one_line_before_any_cell(tmp_path, args, needle):
   r = _run(tmp_path / "out", *args)
