@@ -49,3 +49,60 @@ def test_edges():
       FS.select_features(X, y, k)
   with pytest.raises(ValueError, match="shapes"):
     FS.select_features(X, y[:-1], 2)
+
+
+def _centred(n=500, p=30, seed=0):
+  """Zero-centred columns: a pure interaction's columns tell nothing one at a time."""
+  return np.random.default_rng(seed).uniform(-3, 3, (n, p))
+
+
+def test_a_pure_interaction_is_found_among_30_columns():
+  X = _centred()
+  y = X[:, 5] * X[:, 11]  # E[y | x5] = 0 for every x5: greedy one column at a time misses it
+  assert set(FS.select_features(X, y, 2)) == {5, 11}
+  three = FS.select_features(X, y, 3)
+  assert set(three[:2]) == {5, 11} and len(set(three)) == 3
+
+
+def test_a_pure_interaction_beside_a_main_effect():
+  X = _centred()
+  chosen = FS.select_features(X, X[:, 5] * X[:, 11] + np.sin(X[:, 2]), 3)
+  assert set(chosen) == {2, 5, 11}
+  assert set(chosen[:2]) == {5, 11}  # the pair carries most of the variance: it comes first
+
+
+def test_a_product_with_a_periodic_factor_is_found():
+  X = _centred(seed=1)
+  assert set(FS.select_features(X, X[:, 3] * np.cos(X[:, 7]), 2)) == {3, 7}
+  assert set(FS.select_features(X, X[:, 3] * np.cos(X[:, 7]), 3)[:2]) == {3, 7}
+
+
+def _plain_greedy(X, y, k, neighbours=FS.NEIGHBOURS):
+  """The selection before the pair step: one column at a time (no row subsample needed)."""
+  n, p = X.shape
+  cols = np.stack([FS._ranks(X[:, j]) for j in range(p)], axis=1)
+  y = (y - y.mean()) / y.std()
+  base = np.zeros((n, n))
+  np.fill_diagonal(base, np.inf)
+  chosen = []
+  for _ in range(k):
+    best = (np.inf, -1, None)
+    for j in set(range(p)) - set(chosen):
+      dist = base + (cols[:, j, None] - cols[None, :, j]) ** 2
+      best = min(best, (FS._loo_error(dist, y, min(neighbours, n - 2)), j, dist),
+                 key=lambda t: t[:2])
+    chosen.append(best[1])
+    base = best[2]
+  return chosen
+
+
+def test_an_additive_target_keeps_the_one_column_at_a_time_order():
+  # Where no pair beats what greedy selection reaches with the same two slots, the pair
+  # step changes nothing: x4 (twice the weight) first, then x1, then the same noise column.
+  rng = np.random.default_rng(3)
+  X = rng.uniform(-3, 3, (400, 15))
+  y = X[:, 1] + 2 * X[:, 4] + 0.3 * rng.standard_normal(400)
+  chosen = FS.select_features(X, y, 3)
+  assert chosen[:2] == [4, 1] and chosen == _plain_greedy(X, y, 3)
+  y = 2 * X[:, 3] + np.sin(2 * X[:, 7]) * 1.5 + 0.3 * rng.standard_normal(400)
+  assert FS.select_features(X, y, 4) == _plain_greedy(X, y, 4)
