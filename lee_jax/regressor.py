@@ -93,7 +93,9 @@ class LEERegressor:
       paper;
       reported complexities are always the full one). With workers > 1 the worker
       processes stay for the next fit with the same model (lee_jax.trial.shutdown_workers
-      ends them).
+      ends them); they are spawned and re-run the calling script, so a script must call
+      fit under `if __name__ == "__main__":` (else fit raises
+      lee_jax.trial.WorkerStartError).
     max_time: seconds for the search (None: no limit); past it the search answers from what it
       has found (the first round's initial pool at least), so results depend on machine speed.
     val_fraction: share of the rows held out for validation.

@@ -5,6 +5,9 @@ s_t = s_base + 1000 t, in the callers). With cfg.workers > 1 the rounds run in a
 spawned processes that each build their own Engine from the model's arrays and share the
 one accelerator (no memory preallocation, so several fit on it); the processes stay for the
 next trial with the same model (`worker_pool`; `shutdown_workers` ends them).
+
+The workers are spawned, so each re-runs the main script's top level first; a script that
+calls fit there, not under `if __name__ == "__main__":`, gets WorkerStartError.
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ import concurrent.futures
 import dataclasses
 import multiprocessing
 import os
+import pickle
 import signal
+import tempfile
 import time
 from typing import Any
 
@@ -58,12 +63,34 @@ class TrialResult:
 
 _WORKER: dict[str, Any] = {}
 
+# A spawned process that meets a worker pool while it re-runs the main script (no
+# `if __name__ == "__main__":` guard) exits with this status; the pool reads it as that.
+_UNGUARDED_EXIT = 87
 
-def _init_worker(bundle: dict, constrain: bool, threads: int | None) -> None:
+
+class WorkerStartError(RuntimeError):
+  """The worker processes could not start (one line, says why and what to do)."""
+
+
+def _in_spawn_bootstrap() -> bool:
+  """Whether this process is a spawned child still running its parent's main script (where
+  multiprocessing refuses to start processes: spawn._check_not_importing_main)."""
+  return bool(getattr(multiprocessing.current_process(), "_inheriting", False))
+
+
+def _exit_if_bootstrapping() -> None:
+  # Quietly: the parent raises WorkerStartError; this child's traceback would say less.
+  if _in_spawn_bootstrap():
+    os._exit(_UNGUARDED_EXIT)
+
+
+def _init_worker(bundle_path: str, constrain: bool, threads: int | None) -> None:
   # Ctrl-C in a terminal reaches every process of its group: the main process stops the
   # workers (shutdown_workers), each of which would otherwise print its own traceback.
   signal.signal(signal.SIGINT, signal.SIG_IGN)
   cpu_threads.limit(threads)  # before the engine starts JAX's backends
+  with open(bundle_path, "rb") as f:
+    bundle = pickle.load(f)
   _WORKER["engine"] = engine_lib.Engine(engine_lib.from_bundle(bundle), constrain)
 
 
@@ -83,6 +110,7 @@ def worker_pool(bundle: dict, constrain: bool, n: int) -> concurrent.futures.Pro
   """The n spawned worker processes holding `bundle`'s model: the ones from the last call when
   it was the same bundle object (engine.load caches it), constrain and n, else new ones (the
   old ones shut down first)."""
+  _exit_if_bootstrapping()
   if _POOL and (_POOL["bundle"] is not bundle or _POOL["key"] != (constrain, n)):
     shutdown_workers()
   if not _POOL:
@@ -92,8 +120,17 @@ def worker_pool(bundle: dict, constrain: bool, n: int) -> concurrent.futures.Pro
     # Each process's XLA CPU pool gets its share of the cores, not a thread per core each
     # (BUILD_NOTES, "XLA's CPU threads per worker").
     threads = cpu_threads.requested(cpu_threads.per_worker(n))
-    _POOL.update(bundle=bundle, key=(constrain, n), executor=concurrent.futures.ProcessPoolExecutor(
-        n, mp_context=ctx, initializer=_init_worker, initargs=(bundle, constrain, threads)))
+    # The model goes to the workers in a file, not in initargs: those are written into each
+    # child's start pipe, and a child that dies before reading them (an unguarded script,
+    # above) left the parent blocked in that write for good (a 49 MB model; the pipe holds
+    # 64 KB). Now a dead child breaks the pool, which the waiting trial sees.
+    fd, path = tempfile.mkstemp(prefix="lee_jax_model_", suffix=".pkl")
+    with os.fdopen(fd, "wb") as f:
+      pickle.dump(bundle, f, protocol=pickle.HIGHEST_PROTOCOL)
+    _POOL.update(bundle=bundle, key=(constrain, n), bundle_path=path,
+                 executor=concurrent.futures.ProcessPoolExecutor(
+                     n, mp_context=ctx, initializer=_init_worker,
+                     initargs=(path, constrain, threads)))
   return _POOL["executor"]
 
 
@@ -105,6 +142,10 @@ def shutdown_workers(wait: bool = True) -> None:
       for p in list((getattr(ex, "_processes", None) or {}).values()):
         p.terminate()
     ex.shutdown(wait=wait, cancel_futures=True)
+    try:
+      os.remove(_POOL["bundle_path"])
+    except OSError:
+      pass
     _POOL.clear()
 
 
@@ -148,16 +189,22 @@ def run_trial(engine: engine_lib.Engine, data: search.SearchData, cfg: configs.S
     ex = worker_pool(bundle, engine.constrain, min(cfg.workers, cfg.rounds))
     futures = [ex.submit(_worker_round, data, cfg, mode, r, s, deadline)
                for r, s in enumerate(seeds)]
+    procs = list((getattr(ex, "_processes", None) or {}).values())  # all started by now
     try:
       long = _long_sum(data, cfg, seed, timings)  # while the workers run the rounds
       for f in concurrent.futures.as_completed(futures):
         results.append(f.result())
         if hasattr(progress, "round_done"):
           progress.round_done(results[-1])
-    except BaseException:
+    except BaseException as e:
       # A failed round, Ctrl-C or a dead worker: the trial's other rounds must not keep
       # running unseen in kept processes, so the pool goes (a later trial starts a new one).
       shutdown_workers(wait=False)
+      if isinstance(e, concurrent.futures.process.BrokenProcessPool) and _unguarded_exit(procs):
+        raise WorkerStartError(
+            "the worker processes could not start: each re-runs the main script, which "
+            "calls fit again at its top level; with workers > 1, put the fit under "
+            "`if __name__ == \"__main__\":` (or use workers=1)") from None
       raise
     results.sort(key=lambda r: r.round_index)
   best = rounds_answer(results)
@@ -176,6 +223,18 @@ def run_trial(engine: engine_lib.Engine, data: search.SearchData, cfg: configs.S
   return TrialResult(best, winner_round, results, time.perf_counter() - t0,
                      timed_out=any(r.timed_out for r in results) or len(results) < cfg.rounds,
                      long_sum=long, timings=timings, as_found=as_found)
+
+
+def _unguarded_exit(procs: list[multiprocessing.process.BaseProcess]) -> bool:
+  """Whether one of a broken pool's processes exited from _exit_if_bootstrapping."""
+  for p in procs:
+    try:
+      p.join(timeout=5)  # the pool has seen it end; this reaps it for its exit status
+      if p.exitcode == _UNGUARDED_EXIT:
+        return True
+    except (ValueError, AssertionError):  # a closed process object, or not this one's child
+      pass
+  return False
 
 
 def rounds_answer(rounds: list[search.RoundResult]) -> pool_lib.Candidate | None:

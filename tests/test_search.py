@@ -1,4 +1,7 @@
 import dataclasses
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -285,6 +288,28 @@ def test_rounds_in_worker_processes_match_in_process(eng, data):
   assert trial._POOL
   trial.shutdown_workers()
   assert not trial._POOL
+
+
+def test_a_script_without_the_main_guard_fails_fast_with_workers(tmp_path):
+  # The spawned workers re-run the script, whose top-level fit met the pool again there; the
+  # child died before reading the model from its start pipe, and the parent sat in that
+  # write for good (10 minutes in a probe; max_time does not reach it). Now fit raises one
+  # line that says what to do, and the child exits without multiprocessing's traceback.
+  ckpt = helpers.export_tiny(tmp_path / "export")
+  script = tmp_path / "unguarded.py"
+  script.write_text(textwrap.dedent(f"""
+      import numpy as np
+      from lee_jax import LEERegressor
+      X = np.random.default_rng(0).uniform(-2, 2, (40, 2))
+      LEERegressor(checkpoint={str(ckpt)!r}, workers=2, rounds=2, iterations=1,
+                   max_time=5).fit(X, X[:, 0] * X[:, 1])
+      """))
+  r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+  assert r.returncode != 0
+  line = next(l for l in r.stderr.splitlines() if l.startswith("lee_jax.trial.WorkerStartError"))
+  assert "the worker processes could not start" in line
+  assert 'if __name__ == "__main__":' in line and "workers=1" in line
+  assert "bootstrapping phase" not in r.stderr
 
 
 def test_jax_fitter_runs_the_same_search(eng, data):
