@@ -91,7 +91,7 @@ def best_sum(data, max_terms: int, alpha: float, probe_points: int,
   counts = complexity.complexities([r[1] for r in rows])
   found = sorted((candidate(node, rt, rv, c, alpha) for (_, node, rt, rv), c in zip(rows, counts)),
                  key=lambda c: -val_score(c, alpha))
-  probe = (score.probe_points(X, score.DENSE_PROBES * probe_points, np.random.default_rng([seed, 7]))
+  probe = (score.probe(X, score.DENSE_PROBES * probe_points, np.random.default_rng([seed, 7]))
            if probe_points else None)
   for c in found:
     if probe is None or score.bounded(c.node, probe, X[:ROWS], y[:ROWS]):

@@ -256,8 +256,8 @@ def answer(c: pool_lib.Candidate, data, alpha: float, probe_points: int,
                  data.w_train, seed)
   bounded = None
   if probe_points:
-    probe = score.probe_points(data.X_train, score.DENSE_PROBES * probe_points,
-                               np.random.default_rng([seed, 13]))
+    probe = score.probe(data.X_train, score.DENSE_PROBES * probe_points,
+                        np.random.default_rng([seed, 13]))
     bounded = lambda t: score.bounded(t, probe, X, y)
   size = complexity.complexity(c.node)
   steps = []

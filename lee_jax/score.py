@@ -9,6 +9,7 @@ are padded to fixed buckets so a search compiles it a handful of times, not per 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import jax
@@ -27,6 +28,22 @@ POLE_FACTOR = 20.0
 DENSE_PROBES = 4  # an answer's final pole check uses this many times cfg.probe_points
 # Probe segments join a row to one of this many nearest rows (`probe_points`).
 PROBE_NEIGHBOURS = 16
+PROBE_ROWS = 8192  # segments start from at most this many training rows (a sample beyond)
+# A singular part's sign change on a segment is bisected (`crosses_pole`) on at most this
+# many of the segments where it changes sign, to 2**-BISECTIONS of the segment: a blow-up
+# narrower than a millionth of the gap between neighbouring rows is one no test row of
+# their distribution is likely to meet (a fit's residue: -2e-11/y beside a law).
+CROSSINGS_CHECKED = 64
+BISECTIONS = 20
+
+
+@dataclasses.dataclass(frozen=True)
+class Probe:
+  """Where the pole guard looks (`probe`): `points` sampled on segments between training
+  rows, and the segments themselves, `pairs` [p, 2] of indices into the rows `ends` [m, k]."""
+  points: np.ndarray
+  ends: np.ndarray
+  pairs: np.ndarray
 
 
 def r2(y: np.ndarray, y_hat: np.ndarray, weights: np.ndarray | None = None) -> float:
@@ -45,6 +62,26 @@ def r2(y: np.ndarray, y_hat: np.ndarray, weights: np.ndarray | None = None) -> f
   if ss_tot == 0.0:
     return 1.0 if ss_res == 0.0 else -np.inf
   return 1.0 - ss_res / ss_tot
+
+
+def probe(X: np.ndarray, n: int, rng: np.random.Generator,
+          neighbours: int = PROBE_NEIGHBOURS) -> Probe:
+  """The pole guard's probe of training rows X [N, k]: n points between neighbouring rows
+  (`probe_points`) and the segments `crosses_pole` follows to the end, each row to each of
+  its `neighbours` nearest rows. At most PROBE_ROWS rows (a sample of rng's beyond).
+
+  Not beyond the data's edge: whether a pole one row gap past the last row is wrong (a
+  fitted c/t on t in [0.009, 10] is off by orders of magnitude at t = 1e-5) or the law
+  (y = 1/x on x in (0, 1], whose rows rise towards it) the rows cannot tell."""
+  X = np.asarray(X, np.float64)
+  if len(X) > PROBE_ROWS:
+    X = X[np.sort(rng.choice(len(X), PROBE_ROWS, replace=False))]
+  points = probe_points(X, n, rng, neighbours)
+  k = min(neighbours, len(X) - 1)
+  if k < 1:
+    return Probe(points, X, np.zeros((0, 2), np.int64))
+  nearest = _nearest(X.tobytes(), X.shape, k)
+  return Probe(points, X, np.stack([np.repeat(np.arange(len(X)), k), nearest.ravel()], axis=1))
 
 
 def probe_points(X: np.ndarray, n: int, rng: np.random.Generator,
@@ -85,19 +122,67 @@ def _nearest(data: bytes, shape: tuple[int, int], k: int) -> np.ndarray:
   return cKDTree(Z).query(Z, k=k + 1)[1][:, 1:]
 
 
-def bounded(node: E.Node, probe: np.ndarray, X: np.ndarray, y: np.ndarray,
+def bounded(node: E.Node, probe: Probe, X: np.ndarray, y: np.ndarray,
             factor: float = POLE_FACTOR) -> bool:
   """False if the node is non-finite anywhere on the probe points, or leaves the range it
-  and the targets span at the training rows (X, y) by more than `factor` times that span:
-  a pole or a blow-up between the data."""
-  y_hat = evaluate.evaluate_numpy(node, probe)
+  and the targets span at the training rows (X, y) by more than `factor` times that span,
+  there or where one of its singular parts changes sign along a probe segment
+  (`crosses_pole`): a pole or a blow-up between the data."""
+  y_hat = evaluate.evaluate_numpy(node, probe.points)
   if not np.all(np.isfinite(y_hat)):
     return False
   at_rows = evaluate.evaluate_numpy(node, np.asarray(X, np.float64))
   span_of = np.concatenate([np.asarray(y, np.float64), at_rows[np.isfinite(at_rows)]])
   lo, hi = float(span_of.min()), float(span_of.max())
   slack = factor * max(hi - lo, 1e-12 * max(abs(lo), abs(hi), 1.0))
-  return bool(y_hat.min() >= lo - slack and y_hat.max() <= hi + slack)
+  lo, hi = lo - slack, hi + slack
+  return bool(y_hat.min() >= lo and y_hat.max() <= hi) and not crosses_pole(node, probe, lo, hi)
+
+
+def singular_parts(node: E.Node) -> list[E.Node]:
+  """The subtrees whose zero is where the tree may have a pole or stop being defined: each
+  division's denominator, each tan's cosine, each log's and sqrt's argument."""
+  parts = []
+  for nd in E.walk(node):
+    if nd.name == "div":
+      parts.append(nd.children[1])
+    elif nd.name == "tan":
+      parts.append(E.op("cos", nd.children[0]))
+    elif nd.name in ("log", "sqrt"):
+      parts.append(nd.children[0])
+  return parts
+
+
+def crosses_pole(node: E.Node, probe: Probe, lo: float, hi: float) -> bool:
+  """True if a singular part changes sign along a probe segment and the tree next to that
+  zero (bisected to 2**-BISECTIONS of the segment) is non-finite or outside [lo, hi].
+
+  Sampled points miss a narrow pole (`x tan(x)/995` leaves [lo, hi] within 1e-5 of each
+  pole); a sign change does not. Next to a removable zero (sin(x)/x, cos(x)/tan(y) where
+  tan(y) is infinite) the tree stays bounded and passes. Per part, CROSSINGS_CHECKED of the
+  segments where it changes sign, spread over them."""
+  a_idx, b_idx = probe.pairs[:, 0], probe.pairs[:, 1]
+  for part in singular_parts(node):
+    s = evaluate.evaluate_numpy(part, probe.ends)
+    cross = np.flatnonzero(s[a_idx] * s[b_idx] < 0)  # NaN compares False
+    if not len(cross):
+      continue
+    cross = cross[np.unique(np.linspace(0, len(cross) - 1, CROSSINGS_CHECKED).astype(int))]
+    a, b = probe.ends[a_idx[cross]], probe.ends[b_idx[cross]]
+    sign = np.sign(s[a_idx[cross]])
+    t_lo, t_hi = np.zeros(len(cross)), np.ones(len(cross))
+    for _ in range(BISECTIONS):
+      mid = 0.5 * (t_lo + t_hi)
+      same = evaluate.evaluate_numpy(part, a + mid[:, None] * (b - a)) * sign > 0
+      t_lo, t_hi = np.where(same, mid, t_lo), np.where(same, t_hi, mid)
+    near = a + t_lo[:, None] * (b - a)
+    past = a + t_hi[:, None] * (b - a)
+    # (an exact zero of the part is no value of the tree: sin(0)/0 is NaN, its limit is not)
+    past = past[evaluate.evaluate_numpy(part, past) != 0]
+    f = evaluate.evaluate_numpy(node, np.concatenate([near, past]))
+    if not (np.all(np.isfinite(f)) and f.min() >= lo and f.max() <= hi):
+      return True
+  return False
 
 
 def search_score(r2_train: float, complexity: int, alpha: float) -> float:

@@ -153,7 +153,7 @@ class Round:
         weights=None if data.w_train is None else data.w_train[score_idx])
     self.val_rows = score.pad_rows(data.X_val, data.y_val, weights=data.w_val)
     # Its own stream, so the guard leaves the search's random draws as they were.
-    self.probe = (score.probe_points(data.X_train, cfg.probe_points, np.random.default_rng([seed, 1]))
+    self.probe = (score.probe(data.X_train, cfg.probe_points, np.random.default_rng([seed, 1]))
                   if cfg.probe_points else None)
     self.noise_rng = np.random.default_rng([seed, 2])  # latent noise, likewise its own stream
     self.refresh_scatter()
@@ -544,8 +544,8 @@ class Round:
       # A second, denser look before a formula becomes the answer: a pole along a curve
       # (x = sin y) can slip between one draw of probe points, and one such winner costs
       # a test R2 of -3e3 (BUILD_NOTES "Winners with poles"). Baselines are always bounded.
-      dense = score.probe_points(self.data.X_train, score.DENSE_PROBES * self.cfg.probe_points,
-                                 np.random.default_rng([self.seed, 3]))
+      dense = score.probe(self.data.X_train, score.DENSE_PROBES * self.cfg.probe_points,
+                          np.random.default_rng([self.seed, 3]))
       safe = lambda c: c.origin == "baseline" or score.bounded(c.node, dense, *self.fit_rows)
       final = [c for c in final if safe(c)]
       if iterative_best is not None and not safe(iterative_best):

@@ -75,7 +75,7 @@ def test_bounded_rejects_a_pole_between_the_data_and_keeps_smooth_fits():
   # Rows ~0.12 apart on both sides of a gap of 0.2: a test row can land next to x = 0.
   x = np.concatenate([rng.uniform(-5, -0.1, 40), rng.uniform(0.1, 5, 40)])[:, None]
   y = np.sin(x[:, 0])  # |c/x| <= 1 at every training row for c = 0.1
-  probe = score.probe_points(x, 16384, rng)
+  probe = score.probe(x, 16384, rng)
   pole = _tree("0.1/x0", 1)
   assert np.all(np.abs(evaluate.evaluate_numpy(pole, x)) <= 1.0 + 1e-12)
   assert not score.bounded(pole, probe, x, y)
@@ -85,7 +85,7 @@ def test_bounded_rejects_a_pole_between_the_data_and_keeps_smooth_fits():
   assert not score.bounded(_tree("log(x0)", 1), probe, x, y)  # NaN for the negative x
   # The same pole is fine where no training point is on its other side.
   right = x[x[:, 0] > 0]
-  assert score.bounded(pole, score.probe_points(right, 4096, rng), right, np.sin(right[:, 0]))
+  assert score.bounded(pole, score.probe(right, 4096, rng), right, np.sin(right[:, 0]))
 
 
 def test_a_pole_in_a_gap_the_data_never_enter_is_kept():
@@ -99,10 +99,47 @@ def test_a_pole_in_a_gap_the_data_never_enter_is_kept():
   law = _tree("cos(x0)/tan(x1)", 2)
   target = evaluate.evaluate_numpy(law, X)
   for seed in range(5):
-    assert score.bounded(law, score.probe_points(X, 65536, np.random.default_rng(seed)), X, target)
+    assert score.bounded(law, score.probe(X, 65536, np.random.default_rng(seed)), X, target)
   # Random pairs (the neighbourhood as large as the data) do cross it.
-  wide = score.probe_points(X, 65536, np.random.default_rng(0), neighbours=239)
+  wide = score.probe(X, 65536, np.random.default_rng(0), neighbours=239)
   assert not score.bounded(law, wide, X, target)
+
+
+def test_a_narrow_pole_between_rows_is_found_by_its_sign_change():
+  # The planets' semi-major axes (AU) and Kepler's T = a^1.5: a probe's answer was
+  # a^1.5 + a tan(a)/995, validated on 2 rows; its 22 tan poles are each too narrow for
+  # sampled points (within 1e-5 of a pole) and sat between the rows.
+  a = np.array([0.387, 0.723, 1.0, 1.524, 2.77, 5.203, 9.537, 19.19, 30.07, 39.48, 43.1, 67.8])
+  X, y = a[:, None], a ** 1.5
+  probe = score.probe(X, 65536, np.random.default_rng(0))
+  narrow = _tree("x0**(3/2) + x0*tan(x0)/995", 1)
+  sampled_only = score.Probe(probe.points, probe.ends, np.zeros((0, 2), np.int64))
+  assert score.bounded(narrow, sampled_only, X, y)  # what the guard saw before
+  assert not score.bounded(narrow, probe, X, y)
+  assert score.bounded(_tree("x0**(3/2)", 1), probe, X, y)
+  assert "cos" in [p.name for p in score.singular_parts(narrow)]  # a tan pole: its cosine's zero
+
+
+def test_removable_zeros_and_a_fits_residue_pass_the_sign_change_check():
+  # Rows either side of x = 0, one exactly where a bisection step lands (t = 0.375 of the
+  # segment from -0.3 to 0.5): sin(x)/x is 0/0 there and its limit 1 next to it.
+  X = np.array([[-0.3], [0.5], [-1.7], [1.1], [2.3], [-2.9]])
+  y = np.sin(X[:, 0]) / X[:, 0]
+  probe = score.probe(X, 4096, np.random.default_rng(0))
+  assert score.bounded(_tree("sin(x0)/x0", 1), probe, X, y)
+  assert not score.bounded(_tree("sin(x0)/x0 + 0.01/x0", 1), probe, X, y)
+  # tan(y) has zeros and poles between these rows: cos(x)/tan(y) has poles only at its zeros.
+  rng = np.random.default_rng(2)
+  X2 = np.stack([rng.uniform(-3, 3, 300), rng.uniform(0.2, 2.9, 300)], axis=1)  # y = pi/2 inside
+  law = _tree("cos(x0)/tan(x1)", 2)
+  target = evaluate.evaluate_numpy(law, X2)
+  assert score.bounded(law, score.probe(X2, 4096, np.random.default_rng(0)), X2, target)
+  # A residue of 2e-11/y beside a law blows up only within 1e-10 of y = 0: no test row's.
+  X3 = np.stack([rng.uniform(1, 2, 300), rng.uniform(-1, 1, 300)], axis=1)
+  law3 = _tree("x0 - cos(x1)/x0", 2)
+  target3 = evaluate.evaluate_numpy(law3, X3)
+  residue = _tree("x0 - cos(x1)/x0 - 2.08e-11/x1", 2)
+  assert score.bounded(residue, score.probe(X3, 4096, np.random.default_rng(0)), X3, target3)
 
 
 def test_weighted_r2_is_sklearns_and_batched_r2_agrees():
