@@ -243,6 +243,18 @@ def sympy_form(node: E.Node, simplified: bool = True) -> E.Node | None:
     return None
 
 
+def _same_but_shorter(form: E.Node, node: E.Node, X: np.ndarray) -> bool:
+  """Whether SymPy's form is a shorter tree with the same values as node's on the rows X
+  where node's are finite: the search's 1.0 x2^3 / (x2^2 1.0) is x2 in print and SymPy's
+  count, but NaN at x2 = 0, where predict() would disagree with the printed answer."""
+  if len(form) >= len(node):
+    return False
+  with np.errstate(all="ignore"):
+    a, b = evaluate.evaluate_numpy(node, X), evaluate.evaluate_numpy(form, X)
+  ok = np.isfinite(a)
+  return bool(ok.any() and np.allclose(b[ok], a[ok], rtol=1e-9, atol=1e-12 * np.abs(a[ok]).max()))
+
+
 def answer(c: pool_lib.Candidate, data, alpha: float, probe_points: int,
            seed: int) -> pool_lib.Candidate:
   """A trial's answer c (on data, a search.SearchData) made `simplest` on at most MAX_ROWS
@@ -267,7 +279,7 @@ def answer(c: pool_lib.Candidate, data, alpha: float, probe_points: int,
   form = sympy_form(c.node)
   if form is not None:  # (already shorter in SymPy's count: sin(7.7956) x y is 0.99997 x y)
     out = simplest(form, X, y, w, alpha, bounded)
-    if out is not form or complexity.complexity(form) < size:
+    if out is not form or complexity.complexity(form) < size or _same_but_shorter(form, c.node, X):
       steps.append(out)
   # (a step that changes no prediction may leave SymPy a longer form: never an answer)
   steps = [t for t in steps if complexity.complexity(t) <= size]
@@ -275,6 +287,9 @@ def answer(c: pool_lib.Candidate, data, alpha: float, probe_points: int,
     return c
   # the shorter, then the one with fewer fitted constants (the tree's own form on a tie)
   node = min(steps, key=lambda t: (complexity.complexity(t), int(free_mask(t).sum())))
+  shorter = sympy_form(node) if node is not form else None  # a step's fixed 1.0 x0 reads x0
+  if shorter is not None and _same_but_shorter(shorter, node, X):
+    node = shorter
   with np.errstate(all="ignore"):
     rt = score.r2(data.y_train, evaluate.evaluate_numpy(node, data.X_train), data.w_train)
     rv = score.r2(data.y_val, evaluate.evaluate_numpy(node, data.X_val), data.w_val)

@@ -212,6 +212,25 @@ def test_a_constant_that_is_one_in_print_only_goes_through_the_sympy_form():
   c = pool_lib.Candidate(node, *score.ids_and_consts(node, None), 0.99, 0.99,
                          complexity.complexity(node), 0.0, "power")
   out = parsimony.answer(c, data, 0.002, 256, seed=0)
-  assert E.constants(out.node) == [1.0] and out.complexity == 3  # 1.0 x0 x1: SymPy reads x0 x1
+  # 1.0 x0 x1, which SymPy reads x0 x1: its tree, shorter with the same values, is the answer
+  assert E.constants(out.node) == [] and len(out.node) == 3 and out.complexity == 3
   # exp(0.86 log x) is x**0.86 to SymPy, beyond LEE's operators
   assert parsimony.sympy_form(E.op("exp", E.op("mul", E.const(0.86), E.op("log", E.var(0))))) is None
+
+
+def test_the_answer_takes_sympys_shorter_tree_that_sympy_counts_the_same():
+  # A probe's answer printed x0 sin(x1) + x2 but was the tree 1.0 x2^3 / (x2^2 1.0) + ...:
+  # predict() gave NaN wherever x2 = 0 (SymPy's count is the same, so nothing replaced it).
+  X, y = _noisy("x0*sin(x1) + x2", 3, 400, 0.0)
+  data = search.SearchData(X[:300], y[:300], X[300:], y[300:])
+  one = E.const(1.0)
+  node = E.op("add", E.op("div", E.op("mul", one, E.op("cube", E.var(2))),
+                          E.op("mul", E.op("sq", E.var(2)), one)),
+              E.op("mul", E.op("mul", one, E.op("sin", E.var(1))), E.var(0)))
+  c = pool_lib.Candidate(node, *score.ids_and_consts(node, None), 1.0, 1.0,
+                         complexity.complexity(node), 0.0, "power")
+  out = parsimony.answer(c, data, 0.002, 256, seed=0)
+  at_zero = np.array([[1.0, 0.5, 0.0]])
+  assert np.isnan(evaluate.evaluate_numpy(node, at_zero)[0])
+  assert evaluate.evaluate_numpy(out.node, at_zero)[0] == pytest.approx(np.sin(0.5))
+  assert len(out.node) < len(node) and out.complexity == c.complexity
