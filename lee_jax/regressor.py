@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
+import warnings
 
 import numpy as np
 
@@ -283,6 +284,11 @@ class LEERegressor:
         {"complexity": c.complexity, "r2_val": c.r2_val, "prefix": " ".join(E.to_prefix(c.node)),
          "expression": str(trial_lib.sympy_of(c.node, E.formula_names(ds.feature_names)))}
         for c in front]
+    if not result.winner.r2_val > 0:  # (the mean itself is always a candidate)
+      warnings.warn(
+          f"no formula beats the mean of y on the validation rows (the answer's R2 there: "
+          f"{result.winner.r2_val:.3g}): the rows may hold no relation the search can write, "
+          "or a few outliers that rule the squared error", UserWarning, stacklevel=2)
     return self
 
   # --- using the result -------------------------------------------------------------------
@@ -302,7 +308,13 @@ class LEERegressor:
   def predict(self, X, index: int | None = None) -> np.ndarray:
     """Predictions of the best expression, or of equations_[index]."""
     node = self._node(index)
-    return trial_lib.predict(node, self._rows(X)[:, self.selected_features_])
+    y = trial_lib.predict(node, self._rows(X)[:, self.selected_features_])
+    bad = ~np.isfinite(y)
+    if bad.any():  # (sqrt or log of a negative, a pole: the rows left the formula's domain)
+      warnings.warn(f"the formula is undefined or infinite at {int(bad.sum())} of {len(y)} "
+                    f"rows (the first: row {int(np.argmax(bad))}); predict returns NaN there",
+                    RuntimeWarning, stacklevel=2)
+    return y
 
   def _rows(self, X) -> np.ndarray:
     """X as float64 [n_rows, n_features_in_], finite; a DataFrame's columns must be those

@@ -88,6 +88,9 @@ class RoundResult:
   # The champion's token ids [L] at each history entry (None: empty pool), for latent plots.
   champion_ids: list[np.ndarray | None] = dataclasses.field(default_factory=list)
   timed_out: bool = False  # stopped at the trial's time limit before its iterations ran out
+  # The fitted floor (the baselines: the mean, a line in each variable; poly_floor's seeds):
+  # the equation table's simplest rows, also when the pool evicted them.
+  floor: list[pool_lib.Candidate] = dataclasses.field(default_factory=list)
 
 
 class _Timer:
@@ -540,6 +543,7 @@ class Round:
     if self.cfg.simplify != "full":  # what a round reports carries the full simplification's C
       with self.timer("simplify"):
         pool, final, iterative_best = self.fully_counted(pool, final, iterative_best)
+    floor = final[len(pool):]
     if self.probe is not None:
       # A second, denser look before a formula becomes the answer: a pole along a curve
       # (x = sin y) can slip between one draw of probe points, and one such winner costs
@@ -555,7 +559,7 @@ class Round:
     fallback = winner is not None and best is not None and winner is not best
     return RoundResult(self.round_index, self.seed, winner, pool,
                        dict(self.failures), dict(self.timer.seconds), self.candidates, len(self.seen),
-                       self.history, fallback, self.champion_ids, self.timed_out)
+                       self.history, fallback, self.champion_ids, self.timed_out, floor)
 
 
 def run_round(engine: engine_lib.Engine, data: SearchData, cfg: configs.SearchConfig, mode: str,

@@ -279,12 +279,14 @@ def predict(node: E.Node, X: np.ndarray) -> np.ndarray:
 
 def pareto_front(rounds: list[search.RoundResult],
                  extra: list[pool_lib.Candidate | None] = ()) -> list[pool_lib.Candidate]:
-  """Across every round's final pool and winner (which can come from outside the pool: a
-  baseline or a polynomial seed on the floor) and the extra candidates (a trial's long sum):
+  """Across every round's final pool, winner (which can come from outside the pool: a
+  polynomial seed) and fitted baselines (the mean first), and the extra candidates (a
+  trial's long sum):
   the best validation R2 at each complexity, keeping only complexities that improve on every
   simpler one (PySR's equation table)."""
   by_c: dict[int, pool_lib.Candidate] = {}
-  every = [c for r in rounds for c in r.pool + ([r.winner] if r.winner is not None else [])]
+  every = [c for r in rounds
+           for c in r.pool + r.floor + ([r.winner] if r.winner is not None else [])]
   for c in every + [c for c in extra if c is not None]:
     if np.isfinite(c.r2_val) and (c.complexity not in by_c or c.r2_val > by_c[c.complexity].r2_val):
       by_c[c.complexity] = c

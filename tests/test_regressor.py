@@ -279,6 +279,39 @@ def test_a_failed_fit_keeps_the_previous_fit_whole(fitted, monkeypatch):
   assert est.history_ == before["history_"] and est.failures_ == before["failures_"]
 
 
+def test_predict_warns_where_the_formula_is_undefined(fitted):
+  # A fitted 3*sqrt(x0) predicted NaN for x0 < 0 without a word (a probe's finding).
+  import warnings
+  from lee_jax import expr as E
+  est, X, y = fitted
+  est = copy.deepcopy(est)
+  est.best_node_ = E.op("mul", E.const(3.0), E.op("sqrt", E.var(0)))
+  with warnings.catch_warnings():
+    warnings.simplefilter("error")  # rows inside the domain: silent
+    assert np.all(np.isfinite(est.predict(np.abs(X))))
+  rows = np.abs(X[:4])
+  rows[2, 0] = -1.0
+  with pytest.warns(RuntimeWarning, match=r"undefined or infinite at 1 of 4 rows \(the first: "
+                    r"row 2\); predict returns NaN there"):
+    assert np.isnan(est.predict(rows)[2])
+
+
+def test_fit_warns_when_no_formula_beats_the_mean(fitted, monkeypatch):
+  # Pure noise, or 3 outliers x100 in 200 rows: every validation R2 was below 0 and the
+  # answer a 26-node product, with nothing said.
+  import dataclasses
+  est, X, y = fitted
+  run = trial.run_trial
+  def below_mean(*a, **k):
+    res = run(*a, **k)
+    return dataclasses.replace(res, winner=dataclasses.replace(res.winner, r2_val=-0.06))
+  monkeypatch.setattr(trial, "run_trial", below_mean)
+  kw = dict(checkpoint=est.checkpoint, rounds=1, iterations=2, seed=3)
+  with pytest.warns(UserWarning, match=r"no formula beats the mean of y on the validation rows "
+                    r"\(the answer's R2 there: -0.06\)"):
+    LEERegressor(**kw).fit(X, y)
+
+
 def test_same_seed_same_expression_and_score(ckpt):
   X, y = helpers.toy_data(120, seed=1)
   a = LEERegressor(checkpoint=ckpt, rounds=1, iterations=5, seed=9).fit(X, y)

@@ -504,6 +504,25 @@ def test_polynomial_seeds_join_the_pool_and_win_a_polynomial_law(eng):
   assert trial.pareto_front([res])[-1] is res.winner  # the floor's winner is on the front
 
 
+def test_the_equation_table_starts_from_the_fitted_mean(eng):
+  # On rows with no relation a probe's table had no constant row (the pool had evicted the
+  # baselines), and the simplest entry was an unfitted constant at validation R2 -0.55.
+  rng = np.random.default_rng(2)
+  X, y = rng.uniform(0, 1, (200, 2)), rng.normal(3.0, 1.0, 200)
+  d = search.SearchData(X[:150], y[:150], X[150:], y[150:])
+  r = search.Round(eng, d, helpers.SMALL_SEARCH, "oneshot", 0, seed=0)
+  r.init_pool()
+  res = r.result()
+  mean = next(c for c in res.floor if c.node.name == "const")
+  assert mean.complexity == 1 and mean.node.value == pytest.approx(np.mean(r.fit_rows[1]))
+  front = trial.pareto_front([res])  # (a decoded constant fitted to the same value may tie)
+  assert front[0].node.name == "const" and front[0].r2_val == mean.r2_val
+  assert abs(mean.r2_val) < 0.1  # the mean of other rows: about 0
+  no_floor = dataclasses.replace(res, floor=[], pool=[c for c in res.pool if c.complexity > 1])
+  assert trial.pareto_front([no_floor])[0].complexity > 1  # what the table was without it
+  assert trial.pareto_front([dataclasses.replace(no_floor, floor=res.floor)])[0] is mean
+
+
 def test_separable_seeds_join_the_pool_and_win_shear_flow(eng):
   X = np.random.default_rng(5).uniform(0.3, 1.4, (300, 2))
   y = np.cos(X[:, 0]) / np.tan(X[:, 1])  # Strogatz shearflow1, a law the model misses
