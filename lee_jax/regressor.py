@@ -37,6 +37,10 @@ from lee_jax import trial as trial_lib
 # Rows the search fits constants on after the validation fold is held out: a smaller
 # val_fraction than this allows would search on one or two points.
 MIN_SEARCH_ROWS = 5
+# fit searches a seeded sample of this many rows when given more: SRBench's training cap,
+# as the CLI's (datasets.split). The search fits constants on 500 rows and scores on 1,000;
+# all of a million rows only cost its validation scoring time and memory (3.3 GB).
+MAX_ROWS = 10_000
 
 
 class NotFittedError(ValueError, AttributeError):
@@ -218,7 +222,8 @@ class LEERegressor:
   def fit(self, X, y, sample_weight=None) -> "LEERegressor":
     """Search for a formula of y in the columns of X. sample_weight (one non-negative weight
     per row): the constant fits minimise the weighted squared error and the search ranks
-    by weighted R2; rows of weight 0 are left out."""
+    by weighted R2; rows of weight 0 are left out. Of more than MAX_ROWS = 10,000 rows the
+    search reads a seeded sample of 10,000 (SRBench's cap, as the command line's)."""
     # numpy's own messages for a bad seed or count name none of this
     if not (datasets.is_integer(self.seed) and 0 <= self.seed < 2**32):
       raise ValueError(f"seed must be an integer in [0, 2**32), got {self.seed!r}")
@@ -245,6 +250,9 @@ class LEERegressor:
     selected = list(range(len(all_names))) if ds.selected is None else list(ds.selected)
     cfg = self.search_config()
     X, y, w = datasets.weighted_rows(ds.X, ds.y, _sample_weight(sample_weight, len(ds.y)))
+    if len(y) > MAX_ROWS:
+      keep = np.sort(np.random.default_rng([self.seed, 1]).choice(len(y), MAX_ROWS, replace=False))
+      X, y, w = X[keep], y[keep], None if w is None else w[keep]
     perm = np.random.default_rng(self.seed).permutation(len(y))
     n_val = max(1, int(round(self.val_fraction * len(y))))
     if len(y) - n_val < MIN_SEARCH_ROWS:
