@@ -35,6 +35,9 @@ PROBE_ROWS = 8192  # segments start from at most this many training rows (a samp
 # their distribution is likely to meet (a fit's residue: -2e-11/y beside a law).
 CROSSINGS_CHECKED = 64
 BISECTIONS = 20
+# ... and there the tree may leave the range it and the targets span at the rows by this
+# many spans (points next to a zero are no random sample: a true blow-up is found there).
+CROSSING_FACTOR = 1.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -125,18 +128,18 @@ def _nearest(data: bytes, shape: tuple[int, int], k: int) -> np.ndarray:
 def bounded(node: E.Node, probe: Probe, X: np.ndarray, y: np.ndarray,
             factor: float = POLE_FACTOR) -> bool:
   """False if the node is non-finite anywhere on the probe points, or leaves the range it
-  and the targets span at the training rows (X, y) by more than `factor` times that span,
-  there or where one of its singular parts changes sign along a probe segment
-  (`crosses_pole`): a pole or a blow-up between the data."""
+  and the targets span at the training rows (X, y) by more than `factor` times that span
+  there, or by more than CROSSING_FACTOR spans next to a zero of one of its singular parts
+  between neighbouring rows (`crosses_pole`): a pole or a blow-up between the data."""
   y_hat = evaluate.evaluate_numpy(node, probe.points)
   if not np.all(np.isfinite(y_hat)):
     return False
   at_rows = evaluate.evaluate_numpy(node, np.asarray(X, np.float64))
   span_of = np.concatenate([np.asarray(y, np.float64), at_rows[np.isfinite(at_rows)]])
   lo, hi = float(span_of.min()), float(span_of.max())
-  slack = factor * max(hi - lo, 1e-12 * max(abs(lo), abs(hi), 1.0))
-  lo, hi = lo - slack, hi + slack
-  return bool(y_hat.min() >= lo and y_hat.max() <= hi) and not crosses_pole(node, probe, lo, hi)
+  span = max(hi - lo, 1e-12 * max(abs(lo), abs(hi), 1.0))
+  return bool(y_hat.min() >= lo - factor * span and y_hat.max() <= hi + factor * span) and \
+      not crosses_pole(node, probe, lo - CROSSING_FACTOR * span, hi + CROSSING_FACTOR * span)
 
 
 def singular_parts(node: E.Node) -> list[E.Node]:

@@ -5,7 +5,7 @@
 
 For each distinct (dataset, noise, seed, prefix) with an answer: the cell's split (as
 srbench.py), the recorded prefix (3 significant figures), and the check with the rows'
-span widened by score.POLE_FACTOR as in score.bounded. Then every dataset's true law
+span widened by score.CROSSING_FACTOR spans as in score.bounded. Then every dataset's true law
 (where the package knows it and the grammar can write it) on its seed-0 split.
 """
 import collections
@@ -22,7 +22,7 @@ def rejected(node, X, y):
   at_rows = evaluate.evaluate_numpy(node, X)
   span_of = np.concatenate([y, at_rows[np.isfinite(at_rows)]])
   lo, hi = float(span_of.min()), float(span_of.max())
-  slack = score.POLE_FACTOR * max(hi - lo, 1e-12 * max(abs(lo), abs(hi), 1.0))
+  slack = score.CROSSING_FACTOR * max(hi - lo, 1e-12 * max(abs(lo), abs(hi), 1.0))
   pr = score.probe(X, 1, np.random.default_rng(0))
   return score.crosses_pole(node, pr, lo - slack, hi + slack)
 
