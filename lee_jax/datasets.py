@@ -67,6 +67,7 @@ class Dataset:
   # After select_k_best dropped columns: every input column's name, and the kept ones' indices.
   input_names: tuple[str, ...] | None = None
   selected: tuple[int, ...] | None = None
+  target: str = "target"  # the target column's name (a user table's --target)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -326,7 +327,7 @@ def _make_dataset(name, group, X, y, feature_names, formula, where, target="targ
   X, y = np.ascontiguousarray(X, np.float64), np.ascontiguousarray(y, np.float64)
   # Read-only because load_dataset hands the same cached arrays to every caller.
   X.flags.writeable = y.flags.writeable = False
-  return Dataset(name, group, X, y, tuple(feature_names), formula)
+  return Dataset(name, group, X, y, tuple(feature_names), formula, target=target)
 
 
 _DELIMITERS = {".csv": ",", ".csv.gz": ",", ".tsv": "\t", ".tsv.gz": "\t"}
@@ -364,15 +365,19 @@ def from_arrays(X, y, feature_names: Sequence[str] | None = None, name: str = "d
   Integer and bool columns are read as floats.
   """
   check_select_k_best(select_k_best)
+  X_in, X = X, None
   try:
-    if any(np.iscomplexobj(a) for a in (X, y)):  # float64() would drop the imaginary part
+    if any(np.iscomplexobj(a) for a in (X_in, y)):  # float64() would drop the imaginary part
       raise DataError(f"{name}: X and y must be real numbers, not complex")
-    X = np.array(X, dtype=np.float64)  # a copy: the Dataset's arrays become read-only
+    X = np.array(X_in, dtype=np.float64)  # a copy: the Dataset's arrays become read-only
     y = np.array(y, dtype=np.float64)
   except DataError:
     raise
   except (TypeError, ValueError) as e:
-    raise DataError(f"{name}: X and y must be numeric ({str(e).splitlines()[0]})") from None
+    # which cell: numpy's message names only the value
+    where = _non_numeric(X_in, feature_names, "X") if X is None else _non_numeric(y, None, "y")
+    raise DataError(f"{name}: {where}" if where else
+                    f"{name}: X and y must be numeric ({str(e).splitlines()[0]})") from None
   if X.ndim == 1:
     X = X[:, None]
   if y.ndim == 2 and y.shape[1] == 1:
@@ -396,6 +401,47 @@ def from_arrays(X, y, feature_names: Sequence[str] | None = None, name: str = "d
     raise DataError(f"{name} has {len(y)} rows; at least {MIN_ROWS} are needed")
   ds = _make_dataset(name, "user", X, y, names, None, name)
   return ds if select_k_best is None else select_columns(ds, select_k_best, seed)
+
+
+def _non_numeric(a, names: Sequence[str] | None, what: str) -> str | None:
+  """Where the first cell of `a` that is no number is, as an error message ("X column
+  'colour' is not numeric (row 0: 'red')"); None when every cell is one (e.g. a ragged list).
+  A DataFrame's columns convert one by one, as pandas converts them (its NA reads as NaN)."""
+  if hasattr(a, "iloc") and getattr(a, "ndim", 0) == 2:  # a pandas DataFrame
+    columns = [a.iloc[:, j] for j in range(a.shape[1])]
+  else:
+    try:
+      obj = np.asarray(a, dtype=object)
+    except (TypeError, ValueError):
+      return None
+    if obj.ndim not in (1, 2):
+      return None
+    columns = [obj] if obj.ndim == 1 else list(obj.T)
+  for j, column in enumerate(columns):
+    try:
+      np.asarray(column, dtype=np.float64)
+      continue
+    except (TypeError, ValueError):
+      pass
+    for i, v in enumerate(np.asarray(column, dtype=object)):
+      if type(v).__name__ == "NAType":  # pandas' missing value: a NaN (the finite check's)
+        continue
+      try:
+        if np.asarray(v, dtype=np.float64).ndim == 0:
+          continue
+        return None  # a row of another length (a ragged list): a shape error, not a cell's
+      except (TypeError, ValueError):
+        pass
+      v = v.item() if isinstance(v, np.generic) else v  # 'red', not np.str_('red')
+      if what == "y" and len(columns) == 1:
+        col = what
+      elif names is not None and j < len(names):
+        col = f"{what} column {str(names[j])!r}"
+      else:
+        col = f"{what} column {j}"
+      shown = repr(v) if len(repr(v)) <= 60 else repr(v)[:57] + "..."
+      return f"{col} is not numeric (row {i}: {shown})"
+  return None
 
 
 # --- Feynman regeneration ------------------------------------------------------------------
@@ -598,13 +644,14 @@ def format_listing(infos: Sequence[DatasetInfo]) -> str:
 
 def describe(ds: Dataset) -> str:
   """A dataset's size, formula and per-column min/mean/max/std."""
-  lines = [f"{ds.name}  ({ds.group}, {len(ds.y)} rows, {len(ds.feature_names)} features)",
-           f"formula: {ds.formula or '-'}"]
+  lines = [f"{ds.name}  ({ds.group}, {len(ds.y)} rows, {len(ds.feature_names)} features)"]
+  if ds.formula:  # the known law (a shipped set's); a user's table has none to show
+    lines.append(f"formula: {ds.formula}")
   if ds.selected is not None:
     dropped = [n for i, n in enumerate(ds.input_names) if i not in ds.selected]
     lines.append(f"select_k_best kept {len(ds.selected)} of {len(ds.input_names)} columns; "
                  f"dropped: {', '.join(dropped)}")
-  cols = list(zip((*ds.feature_names, "target"), (*ds.X.T, ds.y)))
+  cols = list(zip((*ds.feature_names, ds.target), (*ds.X.T, ds.y)))
   w = max(6, *(len(c) for c, _ in cols))
   lines.append(f"{'column':<{w}}  " + "  ".join(f"{s:>12}" for s in ("min", "mean", "max", "std")))
   for c, v in cols:

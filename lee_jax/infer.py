@@ -298,11 +298,12 @@ def main(argv):
           f"iterations, {cfg.workers} worker(s)" + model_settings(cfg), flush=True)
     data = search.SearchData.from_split(parts, w_train=weights_of(ds, parts.train_index),
                                         w_val=weights_of(ds, parts.val_index))
-    bar = None if _QUIET.value else progress_lib.SearchProgress(cfg.rounds)
+    bar = None if _QUIET.value else progress_lib.SearchProgress(cfg.rounds,
+                                                                max_time=_MAX_TIME.value)
     result = trial_lib.run_trial(engine, data, cfg, _MODE.value, seed,
                                  progress=bar, bundle=bundle, max_time=_MAX_TIME.value)
     if bar is not None:
-      bar.close()
+      bar.close(result.timed_out)
     rep = trial_lib.report(result, parts.X_test, parts.y_test, data, ds.feature_names, {
         "dataset": ds.name, "trial": t, "seed": seed, "noise": _NOISE.value,
         "preset": _PRESET.value, "mode": _MODE.value, "config": dataclasses.asdict(cfg),

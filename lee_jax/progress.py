@@ -7,15 +7,21 @@ import time
 
 
 class SearchProgress:
-  """Callable as search.Progress: (round, iteration, iterations, best score)."""
+  """Callable as search.Progress: (round, iteration, iterations, best score).
 
-  def __init__(self, rounds: int, prefix: str = "", stream=None):
-    self.rounds, self.prefix = rounds, prefix
+  It also says, once, when the time limit stopped the search: with the worker round whose
+  result says so (`round_done`), else at `close(timed_out=...)` (the trial's flag).
+  `max_time` (seconds, as run_trial's) is for the wording.
+  """
+
+  def __init__(self, rounds: int, prefix: str = "", stream=None, max_time: float | None = None):
+    self.rounds, self.prefix, self.max_time = rounds, prefix, max_time
     self.stream = stream or sys.stderr
     self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
     self.t0 = time.perf_counter()
     self._last_line = 0.0
     self._open = False  # a redrawn line without its newline yet
+    self._said_time = False
 
   def __call__(self, round_index: int, iteration: int, iterations: int, best: float) -> None:
     now = time.perf_counter()
@@ -35,8 +41,23 @@ class SearchProgress:
       self.stream.write(line + "\n")
     self.stream.flush()
 
-  def close(self) -> None:
-    """End a line left open by a round that stopped early (the time limit)."""
+  def _say_time_limit(self) -> None:
+    if self._said_time:
+      return
+    self._said_time = True
+    if self._open:  # (a redrawn line left where the round stopped)
+      self.stream.write("\n")
+      self._open = False
+    limit = "" if self.max_time is None else f" ({self.max_time:g} s)"
+    self.stream.write(f"{self.prefix}time limit{limit} reached: answering from what the "
+                      "search has found\n")
+    self.stream.flush()
+
+  def close(self, timed_out: bool = False) -> None:
+    """End a line left open by a round that stopped early, and say that the time limit
+    stopped the search if it did (timed_out: the trial's `timed_out`)."""
+    if timed_out:
+      self._say_time_limit()
     if self._open:
       self.stream.write("\n")
       self.stream.flush()
@@ -49,3 +70,5 @@ class SearchProgress:
     self.stream.write(f"{self.prefix}round {result.round_index + 1}/{self.rounds} done: {desc}  "
                       f"{time.perf_counter() - self.t0:6.1f}s\n")
     self.stream.flush()
+    if getattr(result, "timed_out", False):
+      self._say_time_limit()

@@ -267,11 +267,12 @@ class LEERegressor:
                              None if w is None else w[train], None if w is None else w[val],
                              init_nodes=warm)
     engine, bundle = engine_lib.load(self.checkpoint, cfg.constrain)
-    bar = progress_lib.SearchProgress(cfg.rounds) if self.verbose else None
+    bar = (progress_lib.SearchProgress(cfg.rounds, max_time=self.max_time) if self.verbose
+           else None)
     result = trial_lib.run_trial(engine, data, cfg, self.mode, self.seed,
                                  progress=bar, bundle=bundle, max_time=self.max_time)
     if bar is not None:
-      bar.close()
+      bar.close(result.timed_out)
     if result.winner is None:  # (the fitted attributes stay those of the last fit)
       raise RuntimeError(f"no valid expression found (failures: {result.failures()}); try "
                          "more iterations or another checkpoint")
@@ -381,18 +382,17 @@ class LEERegressor:
     return trial_lib.sympy_of(node, names, digits)
 
   def latex(self, index: int | None = None) -> str:
-    import sympy
-    return sympy.latex(self.sympy(index))
+    """sympy()'s LaTeX, column names of several letters upright (\\mathrm{mass})."""
+    return trial_lib.latex_of(self.sympy(index))
 
   def latex_table(self, precision: int = 3) -> str:
     """The Pareto table (equations_) as a LaTeX tabular, as PySR's latex_table(): one row per
     equation, simplest first, constants at `precision` significant figures; the answer's
     row in bold."""
-    import sympy
     self._node()  # NotFittedError before fit
     rows = []
     for i, e in enumerate(self.equations_):
-      expr = sympy.latex(self.sympy(i, digits=precision))
+      expr = trial_lib.latex_of(self.sympy(i, digits=precision))
       r2 = "-" if not np.isfinite(e["r2_val"]) else f"{e['r2_val']:.{precision + 1}f}"
       cells = [f"${expr}$", str(e["complexity"]), r2]
       if e["prefix"] == self.best_prefix_:

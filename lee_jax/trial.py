@@ -318,6 +318,25 @@ def sympy_of(node: E.Node, names, digits: int | None = 4) -> sympy.Expr:
   return expr.xreplace({f: sympy.Float(f, digits) for f in expr.atoms(sympy.Float)})
 
 
+def latex_of(expr: sympy.Expr) -> str:
+  """sympy.latex with a column name of several letters upright (`\\mathrm{mass}`), as a word
+  reads in a formula: SymPy sets it in italics, which reads as letters multiplied (m a s s).
+  What SymPy renders specially stays its: Greek (`lambda`, `omega_0`: `\\omega_{0}`), single
+  letters with their subscripts (`x_1`, `v_max`: `v_{max}`), accents (`xdot`). A word's
+  subscript stays too: `mass2` and `power_W` -> `\\mathrm{mass}_{2}`, `\\mathrm{power}_{W}`."""
+  from sympy.printing.conventions import split_super_sub
+  names = {}
+  for s in expr.free_symbols:
+    if not isinstance(s, sympy.Symbol):
+      continue
+    base = split_super_sub(s.name)[0]
+    if len(base) > 1 and sympy.latex(sympy.Symbol(base)) == base:  # a plain word
+      shown = sympy.latex(s)
+      if shown.startswith(base):  # (as _deal_with_super_sub writes it: base, then ^{..}, _{..})
+        names[s] = r"\mathrm{%s}" % base.replace("_", r"\_") + shown[len(base):]
+  return sympy.latex(expr, symbol_names=names)
+
+
 def _whole(v: float, rel: float) -> bool:
   # (a small constant such as 3e-10 is within 1e-9 of 0 but no rounding error of it: a target
   # in other units is made of them, `_without_negligible_terms`)
@@ -362,7 +381,7 @@ def report(result: TrialResult, X_test: np.ndarray, y_test: np.ndarray, data: se
     expr = sympy_of(w.node, names)
     out.update({
         "expression": str(expr),
-        "latex": sympy.latex(expr),
+        "latex": latex_of(expr),
         "prefix": " ".join(E.to_prefix(w.node)),
         "constants": [float(v) for v in E.constants(w.node)],  # the prefix's, in full
         "complexity": w.complexity,

@@ -377,3 +377,50 @@ def test_select_k_best_keeps_the_informative_columns_of_a_wide_table(tmp_path):
       D.from_arrays(X, y, select_k_best=k)
   with pytest.raises(D.DataError, match="13 features.*select_k_best=K"):
     D.from_arrays(X, y)
+
+
+def test_describe_names_the_tables_target_and_shows_only_a_known_formula(tmp_path):
+  rows = [[i, i % 3, 2 * i + 1] for i in range(20)]
+  ds = D.load_table(_csv(tmp_path, ["a", "b", "power W"], rows), target="power W")
+  assert ds.target == "power W"
+  text = D.describe(ds)
+  lines = text.splitlines()
+  assert lines[-1].split()[:2] == ["power", "W"]  # the target's row, by its own name
+  assert "target" not in text and "formula" not in text  # no law to show: no line for it
+  shipped = D.describe(D.load_dataset("strogatz_shearflow1"))
+  assert "formula: cot(y) * cos(x)" in shipped and shipped.splitlines()[-1].startswith("target ")
+  assert D.from_arrays(np.arange(40.0).reshape(20, 2), np.arange(20.0)).target == "target"
+
+
+def test_from_arrays_names_the_non_numeric_column_row_and_value():
+  y = np.arange(20.0)
+  X = np.c_[np.arange(20.0), np.arange(20.0)].astype(object)
+  X[3, 1] = "abc"
+  for args, message in [
+      ((X, y), "X column 1 is not numeric (row 3: 'abc')"),
+      ((X, y, ["mass", "colour"]), "X column 'colour' is not numeric (row 3: 'abc')"),
+      ((np.array([["1", "2"]] * 5 + [["1", "z"]] * 15), y), "X column 1 is not numeric "
+       "(row 5: 'z')"),  # a string array: 'z', not np.str_('z')
+      ((np.arange(20.0), ["1"] * 7 + ["oops"] * 13), "y is not numeric (row 7: 'oops')"),
+  ]:
+    with pytest.raises(D.DataError) as e:
+      D.from_arrays(*args, name="fit input")
+    assert str(e.value) == f"fit input: {message}"
+  # a ragged list is a shape error, not a cell's: numpy's message stays
+  with pytest.raises(D.DataError, match="must be numeric .*inhomogeneous"):
+    D.from_arrays([[1, 2], [3]] * 10, y)
+
+
+def test_from_arrays_names_a_dataframes_non_numeric_column():
+  pd = pytest.importorskip("pandas")
+  df = pd.DataFrame({"mass": np.arange(20.0), "colour": ["red"] * 20})
+  with pytest.raises(D.DataError, match=r"^data: X column 'colour' is not numeric "
+                     r"\(row 0: 'red'\)$"):
+    D.from_arrays(df, np.arange(20.0), list(df.columns))
+  # pandas' own missing value reads as NaN (the NaN error), not as the non-numeric cell
+  na = pd.DataFrame({"n": pd.array([1, None] + [3] * 18, dtype="Int64"),
+                     "b": [1.0] * 3 + ["x"] + [2.0] * 16})
+  with pytest.raises(D.DataError, match=r"X column 'b' is not numeric \(row 3: 'x'\)"):
+    D.from_arrays(na, np.arange(20.0), list(na.columns))
+  with pytest.raises(D.DataError, match="NaN or inf"):
+    D.from_arrays(na[["n"]], np.arange(20.0), ["n"])

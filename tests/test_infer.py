@@ -239,3 +239,25 @@ def test_the_printout_names_a_long_sum_answer_and_what_the_parsimony_step_starte
   assert "(the long sum, 10 candidates)" in first
   assert "as found: 1.01*x0 + x1  (val 0.981000, complexity 5)" in first
   assert "(round 2, 10 candidates)" in second and "as found" not in second
+
+
+def test_a_user_table_prints_its_target_by_name_words_upright_and_the_time_limit(tmp_path):
+  # (the shipped model, 2 rounds cut after round 1's initial pool: a few seconds)
+  import numpy as np
+  rng = np.random.default_rng(0)
+  m, v = rng.uniform(1, 5, 40), rng.uniform(1, 5, 40)
+  path = _table(tmp_path, ["mass", "velocity", "power W"],
+                [[a, b, 0.5 * a * b * b] for a, b in zip(m, v)])
+  r = _infer("--data", path, "--target", "power W", "--rounds", "2", "--iters", "5",
+             "--max_time", "0.001")
+  assert r.returncode == 0, r.stderr
+  rows = r.stdout.splitlines()
+  assert any(line.split()[:2] == ["power", "W"] for line in rows)  # the target's row, named
+  assert not any(line.startswith(("target ", "formula:")) for line in rows)  # no "formula: -"
+  latex = next(line for line in rows if line.startswith("latex: "))
+  best = next(line for line in rows if line.startswith("best expression: "))
+  assert "mass" in best and r"\mathrm{mass}" in latex, latex  # a word, not m a s s in italics
+  assert re.search(r"(?<!\\mathrm\{)(mass|velocity)", latex) is None, latex
+  # the progress display says that the limit stopped the search (stderr, once)
+  assert r.stderr.count("time limit (0.001 s) reached: answering from what the search has "
+                        "found\n") == 1, r.stderr

@@ -74,6 +74,12 @@ def test_latex_table_lists_the_pareto_table_with_the_answer_in_bold(fitted):
   assert sum(r"\boldsymbol" in r for r in rows) <= 1
   with pytest.raises(regressor.NotFittedError):
     LEERegressor().latex_table()
+  # a column name of several letters is a word, upright (it read m a s s in italics)
+  from lee_jax import expr as E
+  named = copy.deepcopy(est)
+  named.feature_names_in_ = np.array(["mass", "theta"], dtype=object)
+  named.best_node_ = E.op("mul", E.var(0), E.op("sin", E.var(1)))
+  assert named.latex() == r"\mathrm{mass} \sin{\left(\theta \right)}"
 
 
 def test_plot_draws_the_fit_and_writes_it(fitted, tmp_path):
