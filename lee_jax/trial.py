@@ -225,16 +225,24 @@ def run_trial(engine: engine_lib.Engine, data: search.SearchData, cfg: configs.S
                      long_sum=long, timings=timings, as_found=as_found)
 
 
-def _unguarded_exit(procs: list[multiprocessing.process.BaseProcess]) -> bool:
-  """Whether one of a broken pool's processes exited from _exit_if_bootstrapping."""
-  for p in procs:
-    try:
-      p.join(timeout=5)  # the pool has seen it end; this reaps it for its exit status
-      if p.exitcode == _UNGUARDED_EXIT:
-        return True
-    except (ValueError, AssertionError):  # a closed process object, or not this one's child
-      pass
-  return False
+def _unguarded_exit(procs: list[multiprocessing.process.BaseProcess], wait: float = 10.0) -> bool:
+  """Whether one of a broken pool's processes exited from _exit_if_bootstrapping. They are
+  all ending (the pool terminates the rest); the pool's own thread reaps them at the same
+  time, and a status it took shows only once it has stored it: so ask until every one is
+  known, or one is ours."""
+  end = time.monotonic() + wait
+  while True:
+    codes = []
+    for p in procs:
+      try:
+        codes.append(p.exitcode)  # (polls: reaps an ended child)
+      except ValueError:  # a closed process object
+        codes.append(-1)
+    if _UNGUARDED_EXIT in codes:
+      return True
+    if all(c is not None for c in codes) or time.monotonic() > end:
+      return False
+    time.sleep(0.05)
 
 
 def rounds_answer(rounds: list[search.RoundResult]) -> pool_lib.Candidate | None:

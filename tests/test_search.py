@@ -306,8 +306,9 @@ def test_a_script_without_the_main_guard_fails_fast_with_workers(tmp_path):
       """))
   r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
   assert r.returncode != 0
-  line = next(l for l in r.stderr.splitlines() if l.startswith("lee_jax.trial.WorkerStartError"))
-  assert "the worker processes could not start" in line
+  line = next((l for l in r.stderr.splitlines() if l.startswith("lee_jax.trial.WorkerStartError")),
+              r.stderr)  # (the whole stderr where it is missing: what the failure shows)
+  assert "the worker processes could not start" in line, line
   assert 'if __name__ == "__main__":' in line and "workers=1" in line
   assert "bootstrapping phase" not in r.stderr
 
