@@ -297,7 +297,8 @@ class LEERegressor:
       warnings.warn(
           f"no formula beats the mean of y on the validation rows (the answer's R2 there: "
           f"{result.winner.r2_val:.3g}): the rows may hold no relation the search can write, "
-          "or a few outliers that rule the squared error", UserWarning, stacklevel=2)
+          "or a few outliers that rule the squared error (sample_weight=0 leaves a row out)",
+          UserWarning, stacklevel=2)
     return self
 
   # --- using the result -------------------------------------------------------------------
