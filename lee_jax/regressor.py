@@ -289,10 +289,13 @@ class LEERegressor:
     self.complexity_ = result.winner.complexity
     front = trial_lib.equation_table(result)
     self.equation_nodes_ = [c.node for c in front]  # full precision, for predict(index=...)
+    columns = trial_lib.pysr_columns([c.r2_val for c in front], [c.complexity for c in front],
+                                     data.y_val, data.w_val)
     self.equations_ = [
-        {"complexity": c.complexity, "r2_val": c.r2_val, "prefix": " ".join(E.to_prefix(c.node)),
+        {"complexity": c.complexity, "r2_val": c.r2_val, "loss": loss, "score": gain,
+         "prefix": " ".join(E.to_prefix(c.node)),
          "expression": str(trial_lib.sympy_of(c.node, E.formula_names(ds.feature_names)))}
-        for c in front]
+        for c, (loss, gain) in zip(front, columns)]
     if not result.winner.r2_val > 0:  # (the mean itself is always a candidate)
       warnings.warn(
           f"no formula beats the mean of y on the validation rows (the answer's R2 there: "

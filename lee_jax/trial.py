@@ -312,6 +312,23 @@ def equation_table(result: TrialResult) -> list[pool_lib.Candidate]:
   return pareto_front(result.rounds, [result.long_sum, result.winner])
 
 
+def pysr_columns(r2_vals, complexities, y_val, w_val=None) -> list[tuple[float, float]]:
+  """(loss, score) of each row of an equation table, as PySR's equations_ has them: loss the
+  validation mean squared error ((1 - R2) times the rows' variance, weighted as R2 is), score
+  -d ln(loss) / d complexity against the row before (0 for the first; a loss of 0 counts as
+  the smallest positive float)."""
+  w = np.ones(len(y_val)) if w_val is None else np.asarray(w_val, np.float64)
+  y = np.asarray(y_val, np.float64)
+  var = float(np.sum(w * (y - np.sum(w * y) / np.sum(w)) ** 2) / np.sum(w))
+  out, prev = [], None
+  for r2, c in zip(r2_vals, complexities):
+    loss = max((1.0 - float(r2)) * var, 0.0)
+    ln = np.log(max(loss, np.finfo(float).tiny))
+    out.append((loss, 0.0 if prev is None else float(-(ln - prev[0]) / (c - prev[1]))))
+    prev = (ln, c)
+  return out
+
+
 def sympy_of(node: E.Node, names, digits: int | None = 4) -> sympy.Expr:
   """The simplified SymPy form over column names, constants at `digits` significant figures
   (None: full precision, for a formula that is evaluated rather than read)."""

@@ -42,6 +42,11 @@ def test_pareto_table_index_and_jax_export(fitted):
   assert len(est.equation_nodes_) == n >= 1
   complexities = [e["complexity"] for e in est.equations_]
   assert complexities == sorted(complexities)
+  # PySR's columns beside ours: the validation MSE, falling along the table, and its
+  # log drop per node (0 for the first row)
+  losses = [e["loss"] for e in est.equations_]
+  assert losses == sorted(losses, reverse=True) and est.equations_[0]["score"] == 0.0
+  assert all(e["score"] >= 0 for e in est.equations_)
   for i in range(n):  # each row predicts with its own formula, at full precision
     np.testing.assert_allclose(est.predict(X, index=i),
                                trial.predict(est.equation_nodes_[i], X))

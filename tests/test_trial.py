@@ -1,10 +1,12 @@
 """Tests for lee_jax.trial's printing: the LaTeX of an answer over the columns' names."""
 
 import numpy as np
+import pytest
 import sympy
 
 from lee_jax import expr as E
 from lee_jax import pool as pool_lib
+from lee_jax import score
 from lee_jax import search
 from lee_jax import trial
 
@@ -38,3 +40,19 @@ def test_the_report_latex_reads_multi_letter_columns_as_words():
   rep = trial.report(res, X, y, data, ["mass", "velocity"])
   assert rep["latex"] == r"0.5 \mathrm{mass} \mathrm{velocity}^{2}"  # was 0.5 mass velocity^{2}
   assert rep["expression"] == "0.5*mass*velocity**2"  # the plain form is as before
+
+
+def test_pysr_columns_are_the_validation_mse_and_its_log_drop_per_node():
+  rng = np.random.default_rng(1)
+  y = rng.normal(2.0, 3.0, 50)
+  preds = [np.full(50, y.mean()), y + rng.normal(0, 1, 50), y + rng.normal(0, 0.1, 50), y]
+  r2s = [score.r2(y, p) for p in preds]
+  rows = trial.pysr_columns(r2s, [1, 3, 7, 8], y)
+  for (loss, _), p in zip(rows, preds):
+    assert loss == pytest.approx(np.mean((p - y) ** 2), rel=1e-9, abs=1e-12)
+  assert rows[0][1] == 0.0
+  assert rows[2][1] == pytest.approx(-(np.log(rows[2][0]) - np.log(rows[1][0])) / 4)
+  assert rows[3][0] == 0.0 and np.isfinite(rows[3][1]) and rows[3][1] > 0  # an exact fit
+  w = rng.uniform(0.5, 2, 50)  # weighted as the R2 is
+  loss = trial.pysr_columns([score.r2(y, preds[1], w)], [3], y, w)[0][0]
+  assert loss == pytest.approx(np.sum(w * (preds[1] - y) ** 2) / np.sum(w))
