@@ -173,6 +173,9 @@ def read_model_meta(meta_file: pathlib.Path):
   from lee_jax import configs
 
   if not meta_file.exists():
+    if (meta_file.parent / "export_partial" / "meta.json").is_file():  # a stopped first phase
+      raise CheckpointError(f"{meta_file.parent} has no finished phase yet; its unfinished "
+                            f"phase's params are in {meta_file.parent / 'export_partial'}")
     raise CheckpointError(f"{meta_file.parent} holds no model (no meta.json): name a "
                           "`python -m lee_jax.weights` folder, an export/ or a training workdir")
   try:

@@ -50,6 +50,45 @@ def _read(path: pathlib.Path) -> list[dict]:
   return out
 
 
+def curves(records: list[dict]) -> tuple[list[tuple[int, int]], dict[str, tuple[list, list]]]:
+  """(each phase's start on the all-phases step axis with its number, each quantity's x and
+  y values) from metrics records. A resumed run logs again the steps after its last save, and
+  an earlier phase run again logs after the later ones: a phase's record replaces those of
+  its steps from there on (a run stopped without saving logged steps the resumed one has
+  not reached), and phases go in order (the curves drew back-lines and zigzags). A NaN
+  breaks each line where the phase changes: a term phase 4 does not log is no line across it."""
+  by_phase: dict[int, list[dict]] = {}
+  for r in records:
+    kept = by_phase.setdefault(r["phase"], [])
+    while kept and kept[-1]["step"] >= r["step"]:
+      kept.pop()
+    kept.append(r)
+  records = [r for p in sorted(by_phase) for r in by_phase[p]]
+  # Global step: phases run one after another; a resumed phase continues its own count.
+  offset, phase_len, starts = 0, {}, []
+  for r in records:
+    phase_len[r["phase"]] = max(phase_len.get(r["phase"], 0), r["step"])
+  base = {}
+  for p in sorted(phase_len):
+    base[p] = offset
+    starts.append((offset, p))
+    offset += phase_len[p]
+  lines: dict[str, tuple[list, list]] = {}
+  last_phase: dict[str, int] = {}
+  for r in records:
+    for k, v in r.items():
+      if k in _SKIP:
+        continue
+      xs, ys = lines.setdefault(k, ([], []))
+      if k in last_phase and last_phase[k] != r["phase"]:
+        xs.append(float("nan"))
+        ys.append(float("nan"))
+      xs.append(base[r["phase"]] + r["step"])
+      ys.append(v)
+      last_phase[k] = r["phase"]
+  return starts, lines
+
+
 def plot(workdir: str | pathlib.Path, out: str | pathlib.Path | None = None,
          overwrite: bool = True) -> pathlib.Path:
   """The curves of WORKDIR/metrics.jsonl drawn to `out` (default WORKDIR/training_curves.png,
@@ -74,26 +113,18 @@ def plot(workdir: str | pathlib.Path, out: str | pathlib.Path | None = None,
   records = _read(path)
   if not records:
     raise PlotError(f"{path} holds no metrics yet")
-  # Global step: phases run one after another; a resumed phase continues its own count.
-  offset, phase_len, starts = 0, {}, []
-  for r in records:
-    phase_len[r["phase"]] = max(phase_len.get(r["phase"], 0), r["step"])
-  base = {}
-  for p in sorted(phase_len):
-    base[p] = offset
-    starts.append((offset, p))
-    offset += phase_len[p]
-  xs = [base[r["phase"]] + r["step"] for r in records]
-  keys = sorted({k for r in records for k in r if k not in _SKIP})
+  starts, lines = curves(records)
+  keys = sorted(lines)
   if not keys:
     raise PlotError(f"{path} holds only {', '.join(_SKIP)}: no quantity to plot")
   cols = 3
   rows = -(-len(keys) // cols)
   fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 2.8 * rows), squeeze=False)
   for ax, key in zip(axes.flat, keys):
-    pts = [(x, r[key]) for x, r in zip(xs, records) if key in r]
-    ax.plot([p[0] for p in pts], [p[1] for p in pts], lw=1)
-    if key in ("loss", "expr", "refine", "kl", "align", "val_align", "grad_norm") and all(p[1] > 0 for p in pts):
+    xs, ys = lines[key]
+    ax.plot(xs, ys, lw=1)
+    shown = [v for v in ys if v == v]  # (not the NaN breaks)
+    if key in ("loss", "expr", "refine", "kl", "align", "val_align", "grad_norm") and all(v > 0 for v in shown):
       ax.set_yscale("log")
     for x0, p in starts:
       ax.axvline(x0, color="gray", ls="--", lw=0.6)

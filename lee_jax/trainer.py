@@ -448,13 +448,18 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
       save(step, force=True)
       mngr.wait_until_finished()
       meta, params = _meta(cfg, phase) | {"step": step}, full_params()
-      export = checkpoints.export_params(cfg.workdir / "export", params, meta)
-      # Each phase's final params stay too: a later phase can be worse (phase 2's collapse at
-      # small scale, BUILD_NOTES), and the export/ above is overwritten by the next phase.
-      checkpoints.export_params(cfg.workdir / f"export_phase{phase}", params, meta)
+      # Each phase's final params stay: a later phase can be worse (phase 2's collapse at
+      # small scale, BUILD_NOTES). export/ is the latest phase's: an earlier phase run again
+      # (more steps) leaves a later phase's export/ as it is.
+      export = checkpoints.export_params(cfg.workdir / f"export_phase{phase}", params, meta)
+      later = [q for q in range(phase + 1, 6) if (cfg.workdir / f"export_phase{q}").is_dir()]
+      if not later:
+        export = checkpoints.export_params(cfg.workdir / "export", params, meta)
       shutil.rmtree(cfg.workdir / "export_partial", ignore_errors=True)  # superseded
       print(f"phase {phase}: done at step {step} in {_fmt_time(time.time() - t_start)}; "
-            f"inference params in {export}", flush=True)
+            f"inference params in {export}" + (
+                f" ({cfg.workdir / 'export'} keeps phase {later[-1]}'s, trained from the "
+                f"phase {phase} before this run)" if later else ""), flush=True)
     # (a signal during the final save stops the run after this phase)
     return {"phase": phase, "step": step, "finished": True,
             "interrupted": stop.signal is not None, **last}

@@ -109,3 +109,20 @@ def test_an_existing_out_file_needs_overwrite_the_default_one_is_redrawn(tmp_pat
   assert plot_training.plot(wd, keep, overwrite=True) == keep and keep.stat().st_size > 1000
   first = plot_training.plot(wd, overwrite=False)  # WORKDIR/training_curves.png: always redrawn
   assert plot_training.plot(wd, overwrite=False) == first
+
+
+def test_replayed_and_rerun_steps_draw_once_in_step_order_with_breaks_between_phases():
+  # A resume after Ctrl-C logs steps 120-160 again, and phase 1 run again after phase 2
+  # logs after it: the curves went back and forth (zigzags, a line from phase 2 to 1).
+  rec = lambda phase, step, **kw: {"phase": phase, "step": step, **kw}
+  records = ([rec(1, s, loss=1.0) for s in (100, 120, 140, 160)]
+             + [rec(1, s, loss=0.5) for s in (120, 140, 143)]  # the replayed tail
+             + [rec(2, s, loss=0.4, align=0.1) for s in (10, 20)]
+             + [rec(1, 170, loss=0.3)])  # phase 1 again, later in the file
+  starts, lines = plot_training.curves(records)
+  assert starts == [(0, 1), (170, 2)]
+  xs, ys = lines["loss"]
+  # the resumed run's steps replace the stopped run's from 120 on (its 160 too), in order
+  assert xs[:5] == [100, 120, 140, 143, 170] and ys[:5] == [1.0, 0.5, 0.5, 0.5, 0.3]
+  assert xs[5] != xs[5] and xs[6:] == [180, 190]  # a NaN break at the phase change
+  assert lines["align"] == ([180, 190], [0.1, 0.1])

@@ -32,6 +32,26 @@ def _params(workdir, export="export"):
   return checkpoints.load_params(pathlib.Path(workdir) / export, abstract, {"model": "tiny"})
 
 
+@pytest.mark.slow
+def test_an_earlier_phase_run_again_leaves_the_later_phases_export(tmp_path, capsys):
+  # phases 1-5 done, then phase 1 again with more steps: export/ ("the latest phase") became
+  # phase 1's, and --checkpoint WORKDIR quietly used it; export_phase1 takes the new one
+  (tmp_path / "export_phase5").mkdir()
+  (tmp_path / "export").mkdir()
+  (tmp_path / "export" / "meta.json").write_text('{"phase": 5}')
+  assert train.train_phase(_cfg(tmp_path, init="scratch"), phase=1)["finished"]
+  assert json.loads((tmp_path / "export" / "meta.json").read_text()) == {"phase": 5}
+  assert json.loads((tmp_path / "export_phase1" / "meta.json").read_text())["phase"] == 1
+  assert f"inference params in {tmp_path / 'export_phase1'} ({tmp_path / 'export'} keeps " \
+      "phase 5's" in capsys.readouterr().out
+  # a workdir whose first phase stopped: its params are named, not "holds no model"
+  (tmp_path / "partial" / "export_partial").mkdir(parents=True)
+  (tmp_path / "partial" / "export_partial" / "meta.json").write_text("{}")
+  with pytest.raises(checkpoints.CheckpointError, match="has no finished phase yet; its "
+                     "unfinished phase's params are in .*export_partial"):
+    checkpoints.read_model_meta(checkpoints.model_dir(tmp_path / "partial") / "meta.json")
+
+
 def test_phase4_trains_encoder_only(tmp_path):
   init = nnx.state(model_lib.LEE(TINY, rngs=nnx.Rngs(0)), nnx.Param)
   out = train.train_phase(_cfg(tmp_path, init="scratch"), phase=4)
