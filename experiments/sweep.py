@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import json
 import pathlib
 import sys
 import time
@@ -56,14 +55,8 @@ def model_source(checkpoint: str | None = None, random_model: str | None = None,
 
 
 def shipped_label() -> str:
-  """'shipped <size> <checksum prefix>': a later session may replace the shipped model, and a
-  results folder must not mix cells of two of them."""
-  try:
-    meta = json.loads((checkpoints.shipped_dir() / "meta.json").read_text())
-    digest = "".join(sorted(meta["files"].values()))
-    return f"shipped {meta['model']} {digest[:8]}"
-  except (OSError, ValueError, KeyError, TypeError, AttributeError):
-    return "shipped"
+  """'shipped <size> <checksum prefix>' (checkpoints.model_label)."""
+  return checkpoints.model_label(None)
 
 
 def search_defaults(checkpoint: str | None = None, random_model: str | None = None

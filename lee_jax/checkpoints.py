@@ -210,3 +210,18 @@ def shipped_dir() -> pathlib.Path:
 
 def shipped_available() -> bool:
   return (shipped_dir() / "meta.json").is_file()
+
+
+def model_label(checkpoint: str | pathlib.Path | None = None) -> str:
+  """A model in words: 'shipped <size> <checksum prefix>' (a later session may replace the
+  shipped model, and a results folder must not mix cells of two of them), or the directory
+  with what its meta.json says it holds ('w1/export (tiny, phase 5, step 200)')."""
+  try:
+    if checkpoint is None:
+      meta = json.loads((shipped_dir() / "meta.json").read_text())
+      return f"shipped {meta['model']} {''.join(sorted(meta['files'].values()))[:8]}"
+    meta = json.loads((model_dir(checkpoint) / "meta.json").read_text())
+    held = [str(meta["model"])] + [f"{k} {meta[k]}" for k in ("phase", "step") if k in meta]
+    return f"{checkpoint} ({', '.join(held)})"
+  except (OSError, ValueError, KeyError, TypeError, AttributeError, CheckpointError):
+    return "shipped" if checkpoint is None else str(checkpoint)

@@ -290,6 +290,8 @@ def main(argv):
   print(f"split (seed {_SEED.value}, noise {_NOISE.value}): train {len(first.y_train)}, "
         f"val {len(first.y_val)}, test {len(first.y_test)} rows; noise sigma {first.noise_sigma:.4g}")
   engine, bundle = engine_lib.load(_CHECKPOINT.value, cfg.constrain)
+  model = checkpoints.model_label(_CHECKPOINT.value)
+  print(f"model: {model}")  # (a run with another checkpoint looked the same)
   reports = []
   for t in range(_TRIALS.value):
     seed = _SEED.value + 1000 * t
@@ -306,7 +308,8 @@ def main(argv):
       bar.close(result.timed_out)
     rep = trial_lib.report(result, parts.X_test, parts.y_test, data, ds.feature_names, {
         "dataset": ds.name, "trial": t, "seed": seed, "noise": _NOISE.value,
-        "preset": _PRESET.value, "mode": _MODE.value, "config": dataclasses.asdict(cfg),
+        "preset": _PRESET.value, "mode": _MODE.value, "model": model,
+        "config": dataclasses.asdict(cfg),
         **({"weights": _WEIGHTS.value} if _WEIGHTS.value else {})},
         w_test=weights_of(ds, parts.test_index))
     print_trial(rep, ds.feature_names)

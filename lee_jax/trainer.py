@@ -330,11 +330,18 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
       raise TrainError(
           f"phase {phase} starts from phase {phase - 1}'s checkpoint, but {prev} does not exist; "
           f"run `python -m lee_jax.train --phase={phase - 1} --model={cfg.model} "
-          f"--workdir={cfg.workdir}` first (or pass --init=scratch)")
+          f"--workdir={cfg.workdir}` first (or pass --init=scratch" +
+          (", with which --init_from starts this phase)" if cfg.init_from else ")"))
     params, prev_step = checkpoints.restore_params_only(
         prev, checkpoints.abstract(nnx.state(model, nnx.Param)), _expected(cfg))
     nnx.update(model, params)
-    print(f"phase {phase}: initialised from {prev} step {prev_step}", flush=True)
+    planned = cfg.steps[phase - 2]
+    print(f"phase {phase}: initialised from {prev} step {prev_step}" +
+          (f" (phase {phase - 1} stopped before its {planned} steps)" if prev_step < planned
+           else ""), flush=True)
+  if cfg.init_from and resuming:
+    print(f"phase {phase}: --init_from is not used: the phase resumes its own checkpoint",
+          flush=True)
 
   def split_placed(model):
     """(graphdef, trainable, frozen, rest) with the arrays replicated over the mesh."""

@@ -116,6 +116,11 @@ def test_search_with_a_checkpoint_prints_the_answer_and_writes_json(ckpt, tmp_pa
   assert res["dataset"] == "strogatz_shearflow1" and [t["seed"] for t in res["trials"]] == [0, 1000]
   t = res["trials"][0]
   assert t["found"] and -1e9 < t["r2_test"] <= 1 and t["complexity"] >= 1
+  # which model answered (another checkpoint's output looked the same as the shipped one's)
+  from lee_jax import checkpoints
+  assert t["model"] == checkpoints.model_label(ckpt) and "(tiny" in t["model"]
+  assert f"model: {t['model']}\n" in r.stdout
+  assert checkpoints.model_label(None).startswith("shipped small ")
   assert {"fit", "decode", "score"} <= set(t["timings_s"]) and "failures" in t
   assert "separable" in t["timings_s"] and "power" not in t["timings_s"]  # --nopower_seeds
   assert "factor" not in t["timings_s"]  # --nofactor_seeds
@@ -261,3 +266,4 @@ def test_a_user_table_prints_its_target_by_name_words_upright_and_the_time_limit
   # the progress display says that the limit stopped the search (stderr, once)
   assert r.stderr.count("time limit (0.001 s) reached: answering from what the search has "
                         "found\n") == 1, r.stderr
+

@@ -342,11 +342,17 @@ def test_phase2_starts_from_phase1_resumes_with_its_ema_target_and_records_it(
   # Phase 1 with the deadline test's settings (the same compiled step), then phase 2 from it.
   assert train.train_phase(_cfg(tmp_path, init="scratch"), phase=1)["finished"]
   cfg = dataclasses.replace(_cfg(tmp_path), steps=(2, 3, 3, 3, 3))
-  out = train.train_phase(cfg, phase=2, deadline=0.0)  # stops after step 1 (one compiled step)
-  assert not out["finished"] and np.isfinite(out["align"])
-  assert f"initialised from {tmp_path / 'phase1'} step 2" in capsys.readouterr().out
-  out = train.train_phase(cfg, phase=2)  # resumes step 1 -> 3, EMA copy restored from the checkpoint
+  # (phase 1 planned at 3 steps here: its 2 are said to be short of them)
+  out = train.train_phase(dataclasses.replace(cfg, steps=(3, 3, 3, 3, 3)), phase=2, deadline=0.0)
+  assert not out["finished"] and np.isfinite(out["align"])  # stopped after step 1
+  assert (f"initialised from {tmp_path / 'phase1'} step 2 (phase 1 stopped before its 3 steps)"
+          in capsys.readouterr().out)
+  # resumes step 1 -> 3, EMA copy restored from the checkpoint; --init_from is said unused
+  out = train.train_phase(dataclasses.replace(cfg, init_from=str(tmp_path / "export_phase1")),
+                          phase=2)
   assert out["finished"] and out["step"] == 3
+  assert "phase 2: --init_from is not used: the phase resumes its own checkpoint" in \
+      capsys.readouterr().out
   meta = json.loads((tmp_path / "export_phase2" / "meta.json").read_text())
   assert meta["align_target"] == {"kind": "ema", "decay": 0.99}
   # the phase's loss weights as trained (align_scale acts through them: test_align_scale...)
