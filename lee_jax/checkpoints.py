@@ -163,6 +163,9 @@ def model_dir(directory: str | pathlib.Path) -> pathlib.Path:
   directory = pathlib.Path(directory).absolute()
   if (directory / "export" / "meta.json").is_file() and not (directory / "meta.json").is_file():
     directory = directory / "export"
+  if directory.is_file():
+    raise CheckpointError(f"{directory} is a file, not a checkpoint directory (a training "
+                          "workdir, its export/ or a `python -m lee_jax.weights` folder)")
   if not directory.is_dir():
     raise CheckpointError(f"no checkpoint directory {directory}")
   return directory

@@ -129,6 +129,10 @@ def test_search_defaults_travel_with_the_weights(tmp_path):
     weights.search_defaults(out)
   with pytest.raises(checkpoints.CheckpointError, match="no checkpoint directory"):
     weights.search_defaults(tmp_path / "nope")
+  (tmp_path / "fit.png").write_bytes(b"")  # once "no checkpoint directory" for a file too
+  with pytest.raises(checkpoints.CheckpointError, match="fit.png is a file, not a checkpoint "
+                     "directory"):
+    checkpoints.load_model(tmp_path / "fit.png")
   (tmp_path / "empty").mkdir()  # once "[Errno 2] No such file or directory"
   with pytest.raises(checkpoints.CheckpointError, match="empty holds no model \\(no meta.json\\)"):
     checkpoints.load_model(tmp_path / "empty")
