@@ -51,12 +51,7 @@ def model_source(checkpoint: str | None = None, random_model: str | None = None,
   """The label a model's cells carry (known before the model loads)."""
   if random_model:
     return f"untrained {random_model}" + ("" if use_vae else " (use_vae=False)")
-  return checkpoint or shipped_label()
-
-
-def shipped_label() -> str:
-  """'shipped <size> <checksum prefix>' (checkpoints.model_label)."""
-  return checkpoints.model_label(None)
+  return checkpoint or checkpoints.model_label(None)  # 'shipped <size> <checksum prefix>'
 
 
 def search_defaults(checkpoint: str | None = None, random_model: str | None = None

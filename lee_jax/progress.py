@@ -70,5 +70,5 @@ class SearchProgress:
     self.stream.write(f"{self.prefix}round {result.round_index + 1}/{self.rounds} done: {desc}  "
                       f"{time.perf_counter() - self.t0:6.1f}s\n")
     self.stream.flush()
-    if getattr(result, "timed_out", False):
+    if result.timed_out:
       self._say_time_limit()

@@ -459,7 +459,8 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
       # small scale, BUILD_NOTES). export/ is the latest phase's: an earlier phase run again
       # (more steps) leaves a later phase's export/ as it is.
       export = checkpoints.export_params(cfg.workdir / f"export_phase{phase}", params, meta)
-      later = [q for q in range(phase + 1, 6) if (cfg.workdir / f"export_phase{q}").is_dir()]
+      later = [q for q in sorted(configs.PHASES) if q > phase and
+               (cfg.workdir / f"export_phase{q}").is_dir()]
       if not later:
         export = checkpoints.export_params(cfg.workdir / "export", params, meta)
       shutil.rmtree(cfg.workdir / "export_partial", ignore_errors=True)  # superseded
