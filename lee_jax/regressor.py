@@ -16,6 +16,7 @@ model is loaded and compiled once per process and cached), so it clones and pick
 
 from __future__ import annotations
 
+import difflib
 import functools
 import inspect
 import sys
@@ -41,6 +42,19 @@ MIN_SEARCH_ROWS = 5
 # as the CLI's (datasets.split). The search fits constants on 500 rows and scores on 1,000;
 # all of a million rows only cost its validation scoring time and memory (3.3 GB).
 MAX_ROWS = 10_000
+# Other tools' names for this estimator's parameters (PySR, scikit-learn): an unknown keyword
+# argument that is one of these is pointed to ours.
+ALIASES = {"random_state": "seed", "niterations": "iterations", "timeout_in_seconds": "max_time",
+           "population_size": "pool_size", "procs": "workers", "n_jobs": "workers",
+           "verbosity": "verbose", "model_path": "checkpoint", "weights": "sample_weight (in fit)"}
+
+
+def unknown_parameter(name: str, valid: list[str]) -> str:
+  """The message for a keyword argument LEERegressor does not take, naming the likely one."""
+  close = ([ALIASES[name]] if name in ALIASES else []) + [
+      c for c in difflib.get_close_matches(name, valid, n=3, cutoff=0.6) if c != ALIASES.get(name)]
+  hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
+  return f"invalid parameter {name!r} for LEERegressor{hint} (valid: {', '.join(valid)})"
 
 
 class NotFittedError(ValueError, AttributeError):
@@ -125,7 +139,11 @@ class LEERegressor:
                simplify: str | None = None,
                max_time: float | None = None, val_fraction: float = 0.2,
                select_k_best: int | None = None, warm_start: bool = False, seed: int = 0,
-               verbose: bool = False):
+               verbose: bool = False, **unknown):
+    # PySR's way: a misspelt or other tool's keyword gets its likely name (Python's own
+    # TypeError names only the argument); scikit-learn ignores **kwargs in get_params.
+    if unknown:
+      raise TypeError(unknown_parameter(next(iter(unknown)), self._param_names()))
     self.checkpoint = checkpoint
     self.preset = preset
     self.mode = mode
@@ -177,7 +195,8 @@ class LEERegressor:
 
   @classmethod
   def _param_names(cls) -> list[str]:
-    return [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+    return [n for n, p in inspect.signature(cls.__init__).parameters.items()
+            if n != "self" and p.kind != p.VAR_KEYWORD]
 
   def get_params(self, deep: bool = True) -> dict:
     del deep  # no nested estimators
@@ -187,7 +206,7 @@ class LEERegressor:
     valid = self._param_names()
     for k, v in params.items():
       if k not in valid:
-        raise ValueError(f"invalid parameter {k!r} for LEERegressor; valid: {', '.join(valid)}")
+        raise ValueError(unknown_parameter(k, valid))
       setattr(self, k, v)
     return self
 

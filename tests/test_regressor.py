@@ -174,6 +174,22 @@ def test_params_protocol_without_sklearn():
   assert repr(est) == "LEERegressor(preset='paper', mode='iterative', rounds=2, seed=4)"
   with pytest.raises(ValueError, match="invalid parameter"):
     est.set_params(bogus=1)
+  with pytest.raises(ValueError, match="did you mean 'max_time'"):
+    est.set_params(max_tim=1)
+
+
+def test_unknown_keyword_names_the_likely_parameter():
+  # PySR's and scikit-learn's names, and a misspelling, point to ours; Python's own
+  # TypeError named only the argument.
+  with pytest.raises(TypeError, match="'random_state' for LEERegressor; did you mean 'seed'"):
+    LEERegressor(random_state=0)
+  with pytest.raises(TypeError, match="did you mean 'max_time'"):
+    LEERegressor(timeout_in_seconds=60)
+  with pytest.raises(TypeError, match="did you mean 'select_k_best'"):
+    LEERegressor(select_kbest=3)
+  with pytest.raises(TypeError, match=r"'binary_operators' for LEERegressor \(valid: checkpoint"):
+    LEERegressor(binary_operators=["+"])
+  assert "unknown" not in LEERegressor().get_params()
   assert LEERegressor(latent_noise=3.0).search_config().latent_noise == 3.0
   assert LEERegressor(poly_floor=True).search_config().poly_floor is True
   assert LEERegressor(sep_terms=2).search_config().sep_terms == 2
