@@ -551,7 +551,9 @@ class Round:
       dense = score.probe(self.data.X_train, score.DENSE_PROBES * self.cfg.probe_points,
                           np.random.default_rng([self.seed, 3]))
       safe = lambda c: c.origin == "baseline" or score.bounded(c.node, dense, *self.fit_rows)
-      final = [c for c in final if safe(c)]
+      # the equation table (pool and floor) drops them too: predict(index=) would give one
+      pool, floor = [c for c in pool if safe(c)], [c for c in floor if safe(c)]
+      final = pool + floor
       if iterative_best is not None and not safe(iterative_best):
         iterative_best = None
     winner = pool_lib.select_winner(final, iterative_best)

@@ -352,7 +352,10 @@ def test_a_pole_that_reached_the_pool_does_not_become_the_answer(eng):
   rnd.pool.merge([c])
   assert c in rnd.pool.entries and c.r2_val > max(e.r2_val for e in rnd.pool.entries if e is not c)
   res = rnd.result()
-  assert res.winner is not None and res.winner is not c and c in res.pool
+  assert res.winner is not None and res.winner is not c
+  # nor a row of the equation table (predict(index=) would have given it)
+  assert c not in res.pool and c not in res.floor and rnd.pool.entries
+  assert all(e.node is not c.node for e in trial.equation_table(trial.TrialResult(res.winner, 0, [res], 0.0)))
   rnd.probe = None  # without the guard the pole would have won
   assert rnd.result().winner is c
 
