@@ -261,8 +261,7 @@ def _dataset_from_text(text: str, delimiter: str, where: str, name: str, group: 
     data = data[:, :-1]
   ds = _make_dataset(name, group, data[:, :-1], data[:, -1], tuple(features), formula, where,
                      target)
-  ds = ds if w is None else dataclasses.replace(ds, weights=w)
-  return ds if select_k_best is None else select_columns(ds, select_k_best)
+  return ds if w is None else dataclasses.replace(ds, weights=w)
 
 
 def check_feature_count(n: int, where: str, how: str) -> None:
@@ -293,13 +292,18 @@ def check_select_k_best(k) -> None:
                     f"variables), got {k!r}")
 
 
-def select_columns(ds: Dataset, k: int, seed: int = 0) -> Dataset:
+def select_columns(ds: Dataset, k: int, seed: int = 0, rows: np.ndarray | None = None) -> Dataset:
   """ds with its k most informative columns (feature_selection; in their input order), or ds
-  itself when it has at most k. `input_names` and `selected` say what was kept."""
+  itself when it has at most k. `input_names` and `selected` say what was kept. They are
+  chosen on `rows` (indices; default all) that have positive weight where ds has weights:
+  a row left out of the fit does not choose its columns either."""
   check_select_k_best(k)
   if ds.X.shape[1] <= k:
     return ds
-  keep = tuple(sorted(feature_selection.select_features(ds.X, ds.y, k, seed)))
+  rows = np.arange(len(ds.y)) if rows is None else np.asarray(rows)
+  if ds.weights is not None:
+    rows = rows[ds.weights[rows] > 0]
+  keep = tuple(sorted(feature_selection.select_features(ds.X[rows], ds.y[rows], k, seed)))
   X = np.ascontiguousarray(ds.X[:, keep])
   X.flags.writeable = False
   return dataclasses.replace(ds, X=X, feature_names=tuple(ds.feature_names[i] for i in keep),
@@ -340,9 +344,15 @@ def load_table(path: str | os.PathLike, target: str = "target",
 
   `features` picks and orders the input columns (default: all but the target and the
   weights); `weights` names a column of sample weights (finite, non-negative);
-  `select_k_best` keeps that many of them (`select_columns`), so a table may have more
-  than LEE's 10.
+  `select_k_best` keeps that many of them (`select_columns`, on the rows of positive
+  weight), so a table may have more than LEE's 10.
   """
+  ds = _read_table(path, target, features, weights, select_k_best)
+  return ds if select_k_best is None else select_columns(ds, select_k_best)
+
+
+def _read_table(path, target, features, weights, select_k_best) -> Dataset:
+  """load_table's every column (select_k_best given: more than 10 may be read)."""
   check_select_k_best(select_k_best)
   p = pathlib.Path(path)
   suffix = next((s for s in sorted(_DELIMITERS, key=len, reverse=True) if p.name.endswith(s)),
@@ -357,12 +367,14 @@ def load_table(path: str | os.PathLike, target: str = "target",
 
 
 def from_arrays(X, y, feature_names: Sequence[str] | None = None, name: str = "data",
-                select_k_best: int | None = None, seed: int = 0) -> Dataset:
+                select_k_best: int | None = None, seed: int = 0, weights=None,
+                weights_name: str = "weights") -> Dataset:
   """In-memory X [N, k] and y [N] (anything array-like and numeric) -> a validated Dataset.
 
   The same checks as a table: at most 10 features (unless `select_k_best` keeps that many,
   `select_columns` with `seed`), at least 10 rows, finite values, a non-constant target.
-  Integer and bool columns are read as floats.
+  Integer and bool columns are read as floats. `weights` (one per row; `check_weights`
+  under `weights_name`) become the Dataset's: rows of weight 0 do not choose columns.
   """
   check_select_k_best(select_k_best)
   X_in, X = X, None
@@ -400,6 +412,8 @@ def from_arrays(X, y, feature_names: Sequence[str] | None = None, name: str = "d
   if len(y) < MIN_ROWS:
     raise DataError(f"{name} has {len(y)} rows; at least {MIN_ROWS} are needed")
   ds = _make_dataset(name, "user", X, y, names, None, name)
+  if weights is not None:
+    ds = dataclasses.replace(ds, weights=check_weights(weights, len(y), weights_name))
   return ds if select_k_best is None else select_columns(ds, select_k_best, seed)
 
 
@@ -563,17 +577,42 @@ def load_input(dataset: str | None = None, data: str | None = None, target: str 
                features: Sequence[str] | None = None, weights: str | None = None,
                select_k_best: int | None = None, data_dir: str | None = None) -> Dataset:
   """The rows a search runs on: a shipped (or --data_dir) dataset by name, or a user's table
-  (its target, feature and weight columns; rows of weight 0 left out), with select_k_best
-  applied. What `lee_jax.infer` records in its --out as "input"."""
+  (its target, feature and weight columns; rows of weight 0 left out), every column of it:
+  with select_k_best (which lets a table have more than 10) each trial keeps that many,
+  chosen on its own training rows (`trial_columns`). What `lee_jax.infer` records in its
+  --out as "input"."""
   if (dataset is None) == (data is None):
     raise DataError("name exactly one of a dataset or a data table")
   if data is not None:
-    ds = load_table(data, target, features, weights, select_k_best)
+    ds = _read_table(data, target, features, weights, select_k_best)
     X, y, w = weighted_rows(ds.X, ds.y, ds.weights)  # rows of weight 0 leave
     return dataclasses.replace(ds, X=X, y=y, weights=w)
   check_select_k_best(select_k_best)
-  ds = load_dataset(dataset, data_dir)
-  return ds if select_k_best is None else select_columns(ds, select_k_best)
+  return load_dataset(dataset, data_dir)
+
+
+def trial_columns(ds: Dataset, k: int | None, seed: int) -> Dataset:
+  """ds with the k columns `select_columns` chooses on the rows `split(seed)` gives the
+  search (its training and validation folds: never the test fold, whose targets would
+  otherwise choose what the search may read); ds itself when k is None."""
+  if k is None:
+    return ds
+  return select_columns(ds, k, rows=_train_test_indices(len(ds.y), seed)[0])
+
+
+def columns_named(ds: Dataset, names: Sequence[str]) -> Dataset:
+  """ds with the columns of these names, as a trial that recorded them chose (`trial_columns`)."""
+  all_names = ds.input_names or ds.feature_names
+  missing = [n for n in names if n not in all_names]
+  if missing:
+    raise DataError(f"no column(s) {', '.join(missing)} in {ds.name}")
+  keep = tuple(all_names.index(n) for n in names)
+  if keep == tuple(range(len(all_names))):
+    return ds
+  X = np.ascontiguousarray(ds.X[:, keep])
+  X.flags.writeable = False
+  return dataclasses.replace(ds, X=X, feature_names=tuple(names), input_names=all_names,
+                             selected=keep)
 
 
 def weighted_rows(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None):
@@ -595,6 +634,19 @@ def check_noise(noise: float, what: str = "noise") -> None:
     raise DataError(f"{what} must be a finite level >= 0, got {noise}")
 
 
+def _train_test_indices(n: int, seed: int, max_train_samples: int | None = 10_000):
+  """split's steps 1 and 2: the training part's row indices (capped) and the test fold's."""
+  n_test, n_train = math.ceil(0.25 * n), math.floor(0.75 * n)
+  if n_train < 2 or n_test < 1:
+    raise DataError(f"{n} rows are too few to split")
+  perm = np.random.RandomState(seed).permutation(n)
+  test_idx, train_idx = perm[:n_test], perm[n_test:n_test + n_train]
+  if max_train_samples is not None and len(train_idx) > max_train_samples:
+    keep = np.random.default_rng([seed, 1]).choice(len(train_idx), max_train_samples, replace=False)
+    train_idx = train_idx[np.sort(keep)]
+  return train_idx, test_idx
+
+
 def split(X: np.ndarray, y: np.ndarray, seed: int, noise: float = 0.0,
           max_train_samples: int | None = 10_000, val_fraction: float = 0.2) -> Split:
   """SRBench's train/test split, training-row cap and target noise, plus a validation fold.
@@ -614,15 +666,7 @@ def split(X: np.ndarray, y: np.ndarray, seed: int, noise: float = 0.0,
   check_noise(noise)
   if not 0 <= val_fraction < 1:  # (NaN fails too)
     raise DataError(f"val_fraction must be in [0, 1), got {val_fraction}")
-  n = len(y)
-  n_test, n_train = math.ceil(0.25 * n), math.floor(0.75 * n)
-  if n_train < 2 or n_test < 1:
-    raise DataError(f"{n} rows are too few to split")
-  perm = np.random.RandomState(seed).permutation(n)
-  test_idx, train_idx = perm[:n_test], perm[n_test:n_test + n_train]
-  if max_train_samples is not None and len(train_idx) > max_train_samples:
-    keep = np.random.default_rng([seed, 1]).choice(len(train_idx), max_train_samples, replace=False)
-    train_idx = train_idx[np.sort(keep)]
+  train_idx, test_idx = _train_test_indices(len(y), seed, max_train_samples)
   y_part = y[train_idx]
   sigma = float(noise * np.sqrt(np.mean(np.square(y_part))))
   if sigma > 0:
@@ -683,7 +727,7 @@ def main(argv: Sequence[str]) -> None:
       source = ({"data": FLAGS.show, "target": FLAGS.target, "features": FLAGS.features}
                 if is_table else {"dataset": FLAGS.show, "data_dir": FLAGS.data_dir})
       ds = load_input(**source, select_k_best=FLAGS.select_k_best)
-      print(describe(ds))
+      print(describe(trial_columns(ds, FLAGS.select_k_best, seed=0)))  # infer's first trial's
     else:
       raise DataError("nothing to do; pass --list or --show NAME")
   except BrokenPipeError:  # `--list | head` closed the pipe early; not an error

@@ -263,7 +263,7 @@ def print_trial(rep: dict, names) -> None:
 def main(argv):
   del argv
   spec = input_spec()
-  ds = datasets.load_input(**spec)
+  every = datasets.load_input(**spec)  # every column: select_k_best chooses per trial
   if spec.get("data") is not None:  # (the record is read from anywhere)
     spec["data"] = str(pathlib.Path(spec["data"]).absolute())
   cfg = search_config()
@@ -281,6 +281,9 @@ def main(argv):
   out_path = check_out_path()
   plot_paths = check_plot_paths(_TRIALS.value)
   check_distinct(out_path, plot_paths)
+  # Each trial's columns are chosen on its own training rows (never its test fold); the
+  # table shows the first trial's.
+  ds = datasets.trial_columns(every, spec["select_k_best"], _SEED.value)
   print(datasets.describe(ds))
   renamed = [f"{name!r} as {f}" for name, f in zip(ds.feature_names,
                                                    E.formula_names(ds.feature_names)) if f != name]
@@ -293,8 +296,12 @@ def main(argv):
   model = checkpoints.model_label(_CHECKPOINT.value)
   print(f"model: {model}")  # (a run with another checkpoint looked the same)
   reports = []
+  first_ds = ds
   for t in range(_TRIALS.value):
     seed = _SEED.value + 1000 * t
+    ds = first_ds if t == 0 else datasets.trial_columns(every, spec["select_k_best"], seed)
+    if ds.feature_names != first_ds.feature_names:
+      print(f"select_k_best kept {', '.join(ds.feature_names)} on this trial's training rows")
     parts = first if t == 0 else datasets.split(ds.X, ds.y, seed=seed, noise=_NOISE.value)
     print(f"trial {t + 1}/{_TRIALS.value} (seed {seed}): preset {_PRESET.value}, mode {_MODE.value}, {cfg.rounds} rounds x {cfg.iterations} "
           f"iterations, {cfg.workers} worker(s)" + model_settings(cfg), flush=True)
@@ -310,7 +317,9 @@ def main(argv):
         "dataset": ds.name, "trial": t, "seed": seed, "noise": _NOISE.value,
         "preset": _PRESET.value, "mode": _MODE.value, "model": model,
         "config": dataclasses.asdict(cfg),
-        **({"weights": _WEIGHTS.value} if _WEIGHTS.value else {})},
+        **({"weights": _WEIGHTS.value} if _WEIGHTS.value else {}),
+        # the columns this trial read (plot_result draws it again from them)
+        **({"features": list(ds.feature_names)} if ds.selected is not None else {})},
         w_test=weights_of(ds, parts.test_index))
     print_trial(rep, ds.feature_names)
     if plot_paths is not None and rep["found"]:

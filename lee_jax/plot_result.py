@@ -212,9 +212,10 @@ def redraw(result_file: str | os.PathLike, out: str | os.PathLike | None = None,
       node = E.from_prefix(rep["prefix"].split())
       if rep.get("constants") is not None:  # full precision (the prefix holds 3 digits)
         node = E.with_constants(node, rep["constants"])
-      parts = datasets.split(ds.X, ds.y, seed=rep["seed"], noise=rep["noise"])
+      tds = trial_columns(ds, spec, rep)
+      parts = datasets.split(tds.X, tds.y, seed=rep["seed"], noise=rep["noise"])
       fig = trial_figure(rep, lambda X, node=node: trial_lib.predict(node, X), parts,
-                         ds.feature_names)
+                         tds.feature_names)
     except (KeyError, TypeError, AttributeError, ValueError) as e:  # a hand-edited record
       raise PlotError(f"{src}: trial {t} is not a record infer writes ({type(e).__name__}: "
                       f"{str(e).splitlines()[0] if str(e) else ''})") from None
@@ -222,6 +223,16 @@ def redraw(result_file: str | os.PathLike, out: str | os.PathLike | None = None,
   if not written:
     raise PlotError(f"{src}: no trial found a formula; nothing to draw")
   return written
+
+
+def trial_columns(ds, spec: dict, rep: dict):
+  """The columns a trial read: those it recorded (infer's select_k_best chose them on the
+  trial's training rows); a record from before that read the columns chosen on every row."""
+  from lee_jax import datasets
+  if rep.get("features") is not None:
+    return datasets.columns_named(ds, rep["features"])
+  k = spec.get("select_k_best")
+  return ds if k is None else datasets.select_columns(ds, k)
 
 
 def main(argv):

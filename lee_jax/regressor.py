@@ -263,12 +263,14 @@ class LEERegressor:
                        "most 10 columns)")
     names = getattr(X, "columns", None)
     names = [str(c) for c in names] if names is not None else None
+    # (rows of weight 0 do not choose the columns either)
     ds = datasets.from_arrays(X, y, names, name="LEERegressor.fit input",
-                              select_k_best=self.select_k_best, seed=self.seed)
+                              select_k_best=self.select_k_best, seed=self.seed,
+                              weights=sample_weight, weights_name="sample_weight")
     all_names = ds.input_names or ds.feature_names
     selected = list(range(len(all_names))) if ds.selected is None else list(ds.selected)
     cfg = self.search_config()
-    X, y, w = datasets.weighted_rows(ds.X, ds.y, _sample_weight(sample_weight, len(ds.y)))
+    X, y, w = datasets.weighted_rows(ds.X, ds.y, ds.weights)
     if len(y) > MAX_ROWS:
       keep = np.sort(np.random.default_rng([self.seed, 1]).choice(len(y), MAX_ROWS, replace=False))
       X, y, w = X[keep], y[keep], None if w is None else w[keep]
@@ -389,7 +391,8 @@ class LEERegressor:
     y_hat = self.predict(X)
     if y.shape != y_hat.shape:
       raise ValueError(f"y has {len(y)} values; X has {len(y_hat)} rows")
-    w = _sample_weight(sample_weight, len(y))
+    w = None if sample_weight is None else datasets.check_weights(sample_weight, len(y),
+                                                                  "sample_weight")
     counted = y if w is None else y[w > 0]
     if np.all(counted == counted[0]) and np.all(np.isfinite(y_hat)):  # R2 is 0/0 or x/0
       return float(np.array_equal(y_hat if w is None else y_hat[w > 0], counted))
@@ -474,7 +477,3 @@ def _is_sparse(X) -> bool:
   # scipy.sparse matrices and arrays, without importing scipy for the check
   return callable(getattr(X, "toarray", None)) and hasattr(X, "nnz")
 
-
-def _sample_weight(sample_weight, n: int) -> np.ndarray | None:
-  return None if sample_weight is None else datasets.check_weights(sample_weight, n,
-                                                                   "sample_weight")

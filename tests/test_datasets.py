@@ -379,6 +379,50 @@ def test_select_k_best_keeps_the_informative_columns_of_a_wide_table(tmp_path):
     D.from_arrays(X, y)
 
 
+def test_a_trials_columns_are_chosen_without_its_test_rows(tmp_path):
+  # Two tables whose targets differ only on trial 0's test fold: y = c0 elsewhere. The test
+  # fold's targets chose the columns before (5 c7 there gave c7).
+  rng = np.random.default_rng(0)
+  X = rng.uniform(-1, 1, (400, 12))
+  train, test = D._train_test_indices(400, 0)
+  y = X[:, 0].copy()
+  leaky = y.copy()
+  leaky[test] = 5 * X[test, 7]
+  header = [f"c{j}" for j in range(12)] + ["target"]
+  kept = []
+  for i, target in enumerate((y, leaky)):
+    path = _csv(tmp_path, header, np.c_[X, target].tolist(), name=f"t{i}.csv")
+    every = D.load_input(data=path, select_k_best=1)
+    assert every.X.shape == (400, 12)  # every column: each trial chooses
+    kept.append(D.trial_columns(every, 1, seed=0).feature_names)
+  assert kept == [("c0",), ("c0",)]
+  assert D.load_table(path, select_k_best=1).feature_names == ("c7",)  # all rows: 100 say c7
+  assert D.trial_columns(every, None, 0) is every
+  chosen = D.trial_columns(every, 1, seed=0)
+  assert D.columns_named(every, ["c0"]).selected == chosen.selected == (0,)
+  with pytest.raises(D.DataError, match="no column"):
+    D.columns_named(every, ["c99"])
+  parts = D.split(X, y, seed=0)  # the rows that chose: the search's (training and validation)
+  assert set(train) == set(parts.train_index) | set(parts.val_index)
+  np.testing.assert_array_equal(test, parts.test_index)
+
+
+def test_rows_of_weight_zero_do_not_choose_columns(tmp_path):
+  # y = c0 on the rows that count, 5 c7 on 150 rows of weight 0.
+  rng = np.random.default_rng(1)
+  X = rng.uniform(-1, 1, (400, 12))
+  w = np.r_[np.ones(250), np.zeros(150)]
+  y = np.where(w > 0, X[:, 0], 5 * X[:, 7])
+  assert D.from_arrays(X, y, select_k_best=1, weights=w).selected == (0,)
+  assert D.from_arrays(X, y, select_k_best=1).selected == (7,)
+  path = _csv(tmp_path, [f"c{j}" for j in range(12)] + ["target", "w"], np.c_[X, y, w].tolist())
+  assert D.load_table(path, weights="w", select_k_best=1).feature_names == ("c0",)
+  ds = D.load_input(data=path, weights="w", select_k_best=1)
+  assert len(ds.y) == 250 and D.trial_columns(ds, 1, 0).feature_names == ("c0",)
+  with pytest.raises(D.DataError, match="sample_weight must be finite"):
+    D.from_arrays(X, y, weights=-w, weights_name="sample_weight", select_k_best=1)
+
+
 def test_describe_names_the_tables_target_and_shows_only_a_known_formula(tmp_path):
   rows = [[i, i % 3, 2 * i + 1] for i in range(20)]
   ds = D.load_table(_csv(tmp_path, ["a", "b", "power W"], rows), target="power W")

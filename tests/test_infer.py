@@ -64,9 +64,13 @@ def test_select_k_best_searches_a_wide_table(tmp_path):
   X = np.random.default_rng(0).uniform(-3, 3, (60, 12))
   rows = np.c_[X, 3 * X[:, 7] - 2]
   path = _table(tmp_path, [f"f{i}" for i in range(12)] + ["y"], rows.tolist())
-  r = _infer("--data", path, "--target", "y", "--select_k_best", "2", *SHORT)
+  out = tmp_path / "r.json"
+  r = _infer("--data", path, "--target", "y", "--select_k_best", "2", "--out", str(out), *SHORT)
   assert r.returncode == 0, r.stderr
   assert "select_k_best kept 2 of 12 columns" in r.stdout and "2 features" in r.stdout
+  # the columns the trial read, chosen on its training rows (plot_result reads them)
+  import json
+  assert "f7" in json.loads(out.read_text())["trials"][0]["features"]
   assert "f7" in r.stdout.split("best expression:")[1].splitlines()[0]
   bad = _infer("--data", path, "--target", "y", *SHORT)
   assert bad.returncode == 2 and "--select_k_best" in bad.stderr

@@ -110,6 +110,22 @@ def test_redraw_from_a_users_table_result(tmp_path):
   assert (tmp_path / "r.png").read_bytes()[:4] == b"\x89PNG"
 
 
+def test_redraw_reads_the_columns_a_trial_recorded(tmp_path):
+  # infer's select_k_best chooses each trial's columns on its training rows and records
+  # them; a record from before that read the columns chosen on every row.
+  import numpy as np
+  from lee_jax import datasets
+  X = np.random.default_rng(0).uniform(-1, 1, (60, 12))
+  every = datasets.Dataset("t", "user", X, 3 * X[:, 4], tuple(f"f{i}" for i in range(12)))
+  spec = {"select_k_best": 2}
+  ds = plot_result.trial_columns(every, spec, {"features": ["f9", "f1"]})
+  assert ds.feature_names == ("f9", "f1")
+  np.testing.assert_array_equal(ds.X, X[:, [9, 1]])
+  old = plot_result.trial_columns(every, spec, {})
+  assert old.feature_names == datasets.select_columns(every, 2).feature_names and "f4" in old.feature_names
+  assert plot_result.trial_columns(every, {"select_k_best": None}, {}) is every
+
+
 @pytest.mark.parametrize("content, needle", [
     (None, "not a `python -m lee_jax.infer --out` file"),
     ("[1, 2]", "not a `python -m lee_jax.infer --out` file"),
