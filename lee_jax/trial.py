@@ -369,15 +369,17 @@ def _whole(v: float, rel: float) -> bool:
 
 
 def _without_negligible_terms(add: sympy.Expr) -> sympy.Expr:
-  """A sum without the terms whose coefficient is below 1e-9 of its largest one, in print: a
-  fit's residue (-0.1 x0 - 8.43e-13, x0 x1 + 1.01e-11), while a law in small units
-  (1.2e-9 x0 - 1.1e-9) keeps every term."""
+  """A sum without its constant term where that is below 1e-9 of its largest coefficient, in
+  print: a fit's residue (-0.1 x0 - 8.43e-13, x0 x1 + 1.01e-11), while a law in small units
+  (1.2e-9 x0 - 1.1e-9) keeps every term. A term with a variable stays whatever its
+  coefficient: its size is the column's too (2e-10 x0 is x0's main part where x0 ~ 1e12);
+  `fit.snap` has already dropped those that change nothing on the rows."""
   try:
     coefficients = [abs(complex(t.as_coeff_Mul()[0])) for t in add.args]
   except TypeError:  # (a coefficient with no number value)
     return add
   top = max(coefficients)
-  kept = [t for t, c in zip(add.args, coefficients) if c >= 1e-9 * top]
+  kept = [t for t, c in zip(add.args, coefficients) if c >= 1e-9 * top or t.free_symbols]
   return add if len(kept) == len(add.args) else sympy.Add(*kept)
 
 

@@ -230,10 +230,15 @@ def test_whole_constants_print_as_integers():
   # a small constant is within 1e-9 of 0 but no rounding error of it (it printed as 0)
   small = E.with_constants(node, [3e-10, 4.7e-12])
   assert str(trial.sympy_of(small, ["a", "b"])) == "3.0e-10*a + 4.7e-12*b"
-  # while a term below 1e-9 of its sum's largest is a fit's residue, left out in print
-  residue = E.with_constants(node, [-0.1, 8.43e-13])
+  # while a constant term below 1e-9 of its sum's largest coefficient is a fit's residue,
+  # left out in print
+  plus = E.from_prefix("add mul + 2 . 0 0 e + 0 0 x0 + 4 . 7 6 e + 0 0".split())
+  residue = E.with_constants(plus, [-0.1, 8.43e-13])
   assert str(trial.sympy_of(residue, ["a", "b"])) == "-0.1*a"
   assert "8.43e-13" in str(trial.sympy_of(residue, ["a", "b"], digits=None))
+  # a term with a variable stays: 2e-10 a is the main part where a ~ 1e12 (it printed as b)
+  large = E.with_constants(node, [2e-10, 1.0])
+  assert str(trial.sympy_of(large, ["a", "b"])) == "2.0e-10*a + b"
 
 
 def test_trial_picks_the_round_with_the_best_validation_r2(eng, data):
