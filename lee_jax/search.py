@@ -540,9 +540,11 @@ class Round:
       pool = [self.snapped(c) for c in self.pool.entries]
       final = pool + [self.snapped(c) for c in self.floor]
       iterative_best = None if self.iterative_best is None else self.snapped(self.iterative_best)
-    if self.cfg.simplify != "full":  # what a round reports carries the full simplification's C
-      with self.timer("simplify"):
+    with self.timer("simplify"):
+      if self.cfg.simplify != "full":  # what a round reports carries the full simplification's C
         pool, final, iterative_best = self.fully_counted(pool, final, iterative_best)
+      else:  # a floor entry that could not enter the pool was kept at its tree's length
+        final = pool + self.fully_counted([], final[len(pool):], None)[1]
     floor = final[len(pool):]
     if self.probe is not None:
       # A second, denser look before a formula becomes the answer: a pole along a curve

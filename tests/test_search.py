@@ -11,6 +11,7 @@ from lee_jax import cpu_threads
 from lee_jax import engine as engine_lib
 from lee_jax import expr as E
 from lee_jax import factored
+from lee_jax import score
 from lee_jax import search
 from lee_jax import transformed
 from lee_jax import trial
@@ -363,6 +364,26 @@ def test_a_pole_that_reached_the_pool_does_not_become_the_answer(eng):
   assert all(e.node is not c.node for e in trial.equation_table(trial.TrialResult(res.winner, 0, [res], 0.0)))
   rnd.probe = None  # without the guard the pole would have won
   assert rnd.result().winner is c
+
+
+def test_the_floor_reports_sympys_complexity_under_full_simplify(eng):
+  # A floor entry that could not enter the pool is kept at its tree's length (8 for
+  # 3.14 x0 - 3.22 x0^3, SymPy's 9); simplify="full" recounted nothing at the end.
+  from lee_jax import complexity, pool as pool_lib
+  node = E.from_prefix("add mul + 3 . 1 4 e + 0 0 x0 mul - 3 . 2 2 e + 0 0 cube x0".split())
+  assert len(node) == 8 and complexity.complexity(node) == 9
+  rng = np.random.default_rng(0)
+  X = rng.uniform(-2, 2, (300, 2))
+  y = 3.14 * X[:, 0] - 3.22 * X[:, 0] ** 3 + rng.normal(0, 0.5, 300)  # (nothing to snap)
+  d = search.SearchData(X[:200], y[:200], X[200:], y[200:])
+  cfg = dataclasses.replace(helpers.SMALL_SEARCH, simplify="full", probe_points=0)
+  rnd = search.Round(eng, d, cfg, "oneshot", 0, seed=0)
+  rnd.init_pool()
+  ids, consts = score.ids_and_consts(node, eng.cfg.max_len)
+  rnd.floor = [pool_lib.Candidate(node, ids, consts, 0.9, 0.9, 8, 0.9 - 8 * cfg.alpha, "poly")]
+  (kept,) = [c for c in rnd.result().floor if c.origin == "poly"]
+  assert kept.node is node and kept.complexity == 9
+  assert kept.score == pytest.approx(0.9 - 9 * cfg.alpha)
 
 
 def test_the_answer_loses_a_fitted_term_that_changes_nothing(eng):
