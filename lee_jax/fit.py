@@ -573,7 +573,7 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20
               sub_rows: int = SUB_ROWS, polish: int = POLISH,
               weights: np.ndarray | None = None, unroll: int = UNROLL,
               pipelined: bool = True, linear: bool = True,
-              backend: str | None = None) -> list[FitResult]:
+              backend: str | None = None, max_iter: int = 100) -> list[FitResult]:
   """Fit every node's constants at once on the device; one FitResult per node (aligned).
   With per-row weights the objective is the weighted mean squared error.
 
@@ -591,6 +591,8 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20
   (default) solves trees affine in their constants exactly instead (`fit_linear`), and
   scores trees without constants; `bench_fit.py --nolinear` times the difference.
   backend: where the LM calls run (`fit_backend`: default BACKEND, else JAX's default).
+  max_iter: L-BFGS-B iterations of the nodes scipy fits (the round's budget, as the scipy
+  fitter's).
   """
   import jax
 
@@ -635,7 +637,7 @@ def fit_batch(nodes: list[E.Node], X: np.ndarray, y: np.ndarray, steps: int = 20
     calls = [(part, _check_start(*started, var)) for part, started in calls]
   for i, lstsq in host:
     solved = fit_linear(nodes[i], X, y, w, var) if lstsq else None
-    out[i] = solved or fit_constants(nodes[i], X, y, max_iter=100, weights=w)
+    out[i] = solved or fit_constants(nodes[i], X, y, max_iter=max_iter, weights=w)
   for part, results in calls:
     for (i, _), r in zip(part, _finish_group(*results) if pipelined else results):
       out[i] = r

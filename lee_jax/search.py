@@ -253,7 +253,8 @@ class Round:
       if self.cfg.fitter == "jax" and keys:
         results = fit.fit_batch([nodes[k] for k in keys], *self.fit_rows, self.cfg.lm_steps,
                                 self.cfg.lm_restarts, seed=int(self.rng.integers(2**31)),
-                                sub_rows=self.cfg.lm_sub_rows, weights=self.fit_weights)
+                                sub_rows=self.cfg.lm_sub_rows, weights=self.fit_weights,
+                                max_iter=self.max_iter)
       else:
         results = [fit.fit_constants(nodes[k], *self.fit_rows, self.max_iter,
                                      weights=self.fit_weights) for k in keys]

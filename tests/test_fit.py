@@ -95,6 +95,19 @@ def test_failures_are_results_not_exceptions():
   assert flat.ok and flat.iterations == 0 and flat.nmse < 1e-20
 
 
+def test_the_batched_fitters_scipy_nodes_get_the_rounds_iteration_budget():
+  # More than MAX_CONSTS constants go to scipy; they always had 100 iterations, whatever
+  # the round's L-BFGS-B budget (the paper preset's 100 -> 300).
+  rng = np.random.default_rng(0)
+  X = rng.uniform(-2, 2, (200, 1))
+  y = np.sin(1.3 * X[:, 0]) + 0.5 * np.sin(2.1 * X[:, 0]) + 0.2 * np.cos(0.7 * X[:, 0])
+  wave = "add mul C sin mul C x0 "
+  node = E.from_prefix((wave * 4 + "mul C sin mul C x0").split())
+  assert len(E.constants(node)) > fit.MAX_CONSTS
+  one, many = (fit.fit_batch([node], X, y, max_iter=k)[0] for k in (1, 300))
+  assert one.iterations <= 1 < many.iterations and many.nmse < one.nmse
+
+
 def test_batched_jax_fitter_matches_scipy_on_the_same_candidates():
   rng = np.random.default_rng(4)
   X = rng.uniform(-2, 2, (300, 2))
