@@ -47,6 +47,9 @@ MAX_ABS = 1e15
 # ... and a target this small is near float32's smallest normal numbers (1.2e-38), which XLA
 # flushes to 0; below it, the same rescale is asked for (targets of 1e-20, joules, are fine).
 MIN_TARGET = 1e-30
+# ... and a target whose spread is below this share of its size is one float32 cannot tell
+# apart (1e8 + 2 sin(x) rounds to multiples of 8): the search would score noise.
+MIN_SPREAD = 1e-6
 MAX_FEATURES = vocab.MAX_VARIABLES
 _MISSING = {"", "na", "n/a", "nan", "null", "none", "?"}
 
@@ -328,6 +331,10 @@ def _make_dataset(name, group, X, y, feature_names, formula, where, target="targ
     raise DataError(f"{where}: the target's values are all below {MIN_TARGET:.0e} in magnitude "
                     f"(max {np.abs(y).max():.3g}); LEE computes in float32, so rescale it "
                     "first (e.g. multiply by a power of ten)")
+  if np.std(y) < MIN_SPREAD * np.abs(y).max():
+    raise DataError(f"{where}: the target varies by only {np.std(y):.3g} (std) around "
+                    f"{np.mean(y):.9g}, finer than LEE's float32 arithmetic resolves at that "
+                    f"size; subtract an offset first (e.g. {target} - {np.mean(y):.6g})")
   X, y = np.ascontiguousarray(X, np.float64), np.ascontiguousarray(y, np.float64)
   # Read-only because load_dataset hands the same cached arrays to every caller.
   X.flags.writeable = y.flags.writeable = False

@@ -327,6 +327,14 @@ def test_from_arrays_reads_ints_and_bools_and_validates():
     with pytest.raises(D.DataError, match=match):
       D.from_arrays(*args)
   assert D.from_arrays(mine, np.arange(20.0) * 1e-20).y.max() == 1.9e-19  # joules are fine
+  # 1e8 + 2 sin(x): float32 rounds it to steps of 8, and every candidate, a constant among
+  # them, had scored R2 1 (the answer 100000000.32 at a true R2 -0.0002)
+  wave = 1e8 + 2 * np.sin(np.arange(20.0))
+  with pytest.raises(D.DataError, match=r"varies by only 1.38 \(std\) around 100000000.*"
+                     r"subtract an offset first \(e.g. target - 1e\+08\)"):
+    D.from_arrays(mine, wave)
+  assert D.from_arrays(mine, wave - 1e8).y.max() < 2  # as the message says
+  assert D.from_arrays(mine, 1e3 + 2 * np.sin(np.arange(20.0))).y.max() > 1e3  # resolvable
 
 
 def test_load_table_weights_column(tmp_path):

@@ -58,6 +58,17 @@ def test_batched_r2_equals_numpy_r2_for_each_candidate():
   want = [score.r2(y * 1e-20, evaluate.evaluate_numpy(n, X)) for n in small]
   np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
   assert got[0] > 0.9999 and got[1] < 0
+  # Far from zero (4e6 + 0.4 y: its spread 3e-7 of its size, which datasets reject, though
+  # pad_rows may meet it): in float32 the target is steps of 1/4, and a constant scored R2
+  # 0.43 (a law 0.994). It is scored centred now.
+  far = [_tree(t) for t in ("4e6 + 0.52*sin(x0) + 0.4*x1**2", "4000001.2", "4e6 + 0.4*x1**2")]
+  rows = [score.ids_and_consts(n, 64) for n in far]
+  got = score.batched_r2(np.stack([r[0] for r in rows]), np.stack([r[1] for r in rows]),
+                         score.pad_rows(X, 4e6 + 0.4 * y))
+  want = [score.r2(4e6 + 0.4 * y, evaluate.evaluate_numpy(n, X)) for n in far]
+  np.testing.assert_allclose(got, want, rtol=1e-2, atol=1e-2)
+  assert got[1] < 0.01
+  assert score.pad_rows(X, y)[4] == 0 and score.pad_rows(X, 4e6 + 0.4 * y)[4] != 0
 
 
 def test_probe_points_lie_between_training_rows():
