@@ -417,11 +417,16 @@ class LEERegressor:
     row in bold."""
     self._node()  # NotFittedError before fit
     rows = []
+    # The answer's row is its own node (prefixes round constants: a twin reads the same); an
+    # estimator pickled before the table always held the answer falls back to the prefix.
+    answer = [n is self.best_node_ for n in self.equation_nodes_]
+    if not any(answer):
+      answer = [e["prefix"] == self.best_prefix_ for e in self.equations_]
     for i, e in enumerate(self.equations_):
       expr = trial_lib.latex_of(self.sympy(i, digits=precision))
       r2 = "-" if not np.isfinite(e["r2_val"]) else f"{e['r2_val']:.{precision + 1}f}"
       cells = [f"${expr}$", str(e["complexity"]), r2]
-      if e["prefix"] == self.best_prefix_:
+      if answer[i]:
         cells = [f"$\\boldsymbol{{{expr}}}$", f"\\textbf{{{cells[1]}}}", f"\\textbf{{{r2}}}"]
       rows.append(" & ".join(cells) + " \\\\")
     return "\n".join(["\\begin{tabular}{@{}lrr@{}}", "\\toprule",

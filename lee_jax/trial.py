@@ -286,30 +286,35 @@ def predict(node: E.Node, X: np.ndarray) -> np.ndarray:
 
 
 def pareto_front(rounds: list[search.RoundResult],
-                 extra: list[pool_lib.Candidate | None] = ()) -> list[pool_lib.Candidate]:
+                 extra: list[pool_lib.Candidate | None] = (),
+                 answer: pool_lib.Candidate | None = None) -> list[pool_lib.Candidate]:
   """Across every round's final pool, winner (which can come from outside the pool: a
   polynomial seed) and fitted baselines (the mean first), and the extra candidates (a
   trial's long sum):
   the best validation R2 at each complexity, keeping only complexities that improve on every
-  simpler one (PySR's equation table)."""
+  simpler one (PySR's equation table). `answer` always holds its complexity's row: another
+  tree of the same complexity and validation R2 (x1^3/x1^2 x0 for x0 x1, NaN at x1 = 0)
+  took it, and predict(index=) gave that one."""
   by_c: dict[int, pool_lib.Candidate] = {}
   every = [c for r in rounds
            for c in r.pool + r.floor + ([r.winner] if r.winner is not None else [])]
   for c in every + [c for c in extra if c is not None]:
     if np.isfinite(c.r2_val) and (c.complexity not in by_c or c.r2_val > by_c[c.complexity].r2_val):
       by_c[c.complexity] = c
+  if answer is not None:
+    by_c[answer.complexity] = answer
   front, best = [], -np.inf
   for c in sorted(by_c):
-    if by_c[c].r2_val > best:
+    if by_c[c].r2_val > best or by_c[c] is answer:
       front.append(by_c[c])
-      best = by_c[c].r2_val
+      best = max(best, by_c[c].r2_val)
   return front
 
 
 def equation_table(result: TrialResult) -> list[pool_lib.Candidate]:
   """The trial's Pareto front: every round's pool and winner, the long sum and the answer
   (which the parsimony step may have made simpler than any of them)."""
-  return pareto_front(result.rounds, [result.long_sum, result.winner])
+  return pareto_front(result.rounds, [result.long_sum], answer=result.winner)
 
 
 def pysr_columns(r2_vals, complexities, y_val, w_val=None) -> list[tuple[float, float]]:

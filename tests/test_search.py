@@ -553,6 +553,28 @@ def test_the_equation_table_starts_from_the_fitted_mean(eng):
   assert trial.pareto_front([dataclasses.replace(no_floor, floor=res.floor)])[0] is mean
 
 
+def test_the_answer_holds_its_row_of_the_equation_table():
+  # x0 x1 and x1^3 / x1^2 x0 tie on complexity (SymPy's count of the simplified form) and
+  # validation R2; the pool's twin kept the row, and predict(index=) gave NaN at x1 = 0.
+  from lee_jax import pool as pool_lib
+  def cand(prefix, r2, c):
+    node = E.from_prefix(prefix.split())
+    return pool_lib.Candidate(node, None, None, r2, r2, c, r2 - 0.002 * c, "iterative")
+  twin = cand("mul div cube x1 sq x1 x0", 1.0, 3)
+  answer = cand("mul x0 x1", 1.0, 3)
+  mean = cand("C", 0.0, 1)
+  better = cand("add mul x0 x1 x0", 1.0, 5)
+  rnd = search.RoundResult(0, 0, answer, [twin, mean, better], {}, {}, 0, 0, [], False, [], False, [])
+  assert trial.pareto_front([rnd])[1] is twin  # what the table held
+  res = trial.TrialResult(answer, 0, [rnd], 0.0)
+  assert trial.equation_table(res) == [mean, answer]
+  assert trial.equation_table(res)[1] is answer
+  # an answer below a simpler row (the parsimony step's choice may be) is still listed
+  low = cand("add x0 x1", 0.0, 3)
+  table = trial.equation_table(dataclasses.replace(res, winner=low))
+  assert low in table and table[0] is mean and all(c is not twin for c in table)
+
+
 def test_separable_seeds_join_the_pool_and_win_shear_flow(eng):
   X = np.random.default_rng(5).uniform(0.3, 1.4, (300, 2))
   y = np.cos(X[:, 0]) / np.tan(X[:, 1])  # Strogatz shearflow1, a law the model misses
