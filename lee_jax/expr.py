@@ -177,12 +177,20 @@ def formula_names(names: Sequence[str]) -> list[str]:
   """Column names as they appear in a printed formula: a name that is not an identifier
   ("Alcohol-related", "a+b", "2", "") would read as another formula, so its other characters
   become "_" (a leading digit gets "x_"; an empty name is x<i>), and a clash gets "_<i>"."""
+  names = [str(n) for n in names]
+  taken = {n for n in names if n.isidentifier()}  # names that stay as they are
   out: list[str] = []
-  for i, name in enumerate(map(str, names)):
-    s = name if name.isidentifier() else re.sub(r"\W", "_", name.strip())
-    s = s if s else f"x{i}"
+  for i, name in enumerate(names):
+    if name.isidentifier():
+      out.append(name)
+      continue
+    s = re.sub(r"\W", "_", name.strip()) or f"x{i}"
     s = f"x_{s}" if s[0].isdigit() else s
-    out.append(s if s == name or s not in names and s not in out else f"{s}_{i}")
+    base, k = s, i
+    while s in taken:  # ("a b" beside "a_b" and "a_b_0": each its own symbol)
+      s, k = f"{base}_{k}", k + 1
+    taken.add(s)
+    out.append(s)
   return out
 
 

@@ -122,3 +122,8 @@ def test_formula_names_print_back_as_the_columns():
   text = str(E.to_sympy(node, got))
   assert sympy.sympify(text).free_symbols == {sympy.Symbol(got[i]) for i in (0, 1, 3)}
   assert E.formula_names(["x0", "x1"]) == ["x0", "x1"]
+  # a made name never takes a column's own: "a b" beside "a_b" and "a_b_0" printed as a_b_0,
+  # and a b + 2 a_b_0 read 3 a_b_0
+  for names in (["a b", "a_b", "a_b_0"], ["1", "x_1", "x_1_0"], ["", "x0", "x0_0"]):
+    got = E.formula_names(names)
+    assert len(set(got)) == 3 and got[1:] == names[1:] and got[0].isidentifier()
