@@ -344,7 +344,9 @@ def sympy_of(node: E.Node, names, digits: int | None = 4) -> sympy.Expr:
                         if _whole(float(f), 0.0 if digits is None else 1e-9)})
   if digits is None:
     return expr
-  expr = expr.replace(lambda e: e.is_Add, _without_negligible_terms)
+  # Every term stays, however small its coefficient: whether it matters depends on the
+  # columns' sizes (2e-10 x0 is the main part where x0 ~ 1e12; 1e-7 beside 1e3 x0 where
+  # x0 ~ 1e-10), and `fit.snap` has already dropped the ones that change nothing on the rows.
   return expr.xreplace({f: sympy.Float(f, digits) for f in expr.atoms(sympy.Float)})
 
 
@@ -369,23 +371,8 @@ def latex_of(expr: sympy.Expr) -> str:
 
 def _whole(v: float, rel: float) -> bool:
   # (a small constant such as 3e-10 is within 1e-9 of 0 but no rounding error of it: a target
-  # in other units is made of them, `_without_negligible_terms`)
+  # in other units is made of them)
   return abs(v) < 1e15 and abs(v - round(v)) <= rel * max(1.0, abs(v)) and (v == 0 or round(v) != 0)
-
-
-def _without_negligible_terms(add: sympy.Expr) -> sympy.Expr:
-  """A sum without its constant term where that is below 1e-9 of its largest coefficient, in
-  print: a fit's residue (-0.1 x0 - 8.43e-13, x0 x1 + 1.01e-11), while a law in small units
-  (1.2e-9 x0 - 1.1e-9) keeps every term. A term with a variable stays whatever its
-  coefficient: its size is the column's too (2e-10 x0 is x0's main part where x0 ~ 1e12);
-  `fit.snap` has already dropped those that change nothing on the rows."""
-  try:
-    coefficients = [abs(complex(t.as_coeff_Mul()[0])) for t in add.args]
-  except TypeError:  # (a coefficient with no number value)
-    return add
-  top = max(coefficients)
-  kept = [t for t, c in zip(add.args, coefficients) if c >= 1e-9 * top or t.free_symbols]
-  return add if len(kept) == len(add.args) else sympy.Add(*kept)
 
 
 def report(result: TrialResult, X_test: np.ndarray, y_test: np.ndarray, data: search.SearchData,

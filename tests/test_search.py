@@ -231,15 +231,14 @@ def test_whole_constants_print_as_integers():
   # a small constant is within 1e-9 of 0 but no rounding error of it (it printed as 0)
   small = E.with_constants(node, [3e-10, 4.7e-12])
   assert str(trial.sympy_of(small, ["a", "b"])) == "3.0e-10*a + 4.7e-12*b"
-  # while a constant term below 1e-9 of its sum's largest coefficient is a fit's residue,
-  # left out in print
-  plus = E.from_prefix("add mul + 2 . 0 0 e + 0 0 x0 + 4 . 7 6 e + 0 0".split())
-  residue = E.with_constants(plus, [-0.1, 8.43e-13])
-  assert str(trial.sympy_of(residue, ["a", "b"])) == "-0.1*a"
-  assert "8.43e-13" in str(trial.sympy_of(residue, ["a", "b"], digits=None))
-  # a term with a variable stays: 2e-10 a is the main part where a ~ 1e12 (it printed as b)
+  # and every term stays in print, however small its coefficient: what it weighs depends on
+  # the columns (2e-10 a is the main part where a ~ 1e12: it printed as b; 1e-7 beside
+  # 1e3 a where a ~ 1e-10: it printed as 1000 a)
   large = E.with_constants(node, [2e-10, 1.0])
   assert str(trial.sympy_of(large, ["a", "b"])) == "2.0e-10*a + b"
+  plus = E.from_prefix("add mul + 2 . 0 0 e + 0 0 x0 + 4 . 7 6 e + 0 0".split())
+  offset = E.with_constants(plus, [1e3, 1e-7])
+  assert str(trial.sympy_of(offset, ["a", "b"])) == "1000*a + 1.0e-7"
 
 
 def test_trial_picks_the_round_with_the_best_validation_r2(eng, data):
