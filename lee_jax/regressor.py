@@ -171,6 +171,16 @@ class LEERegressor:
     self.seed = seed
     self.verbose = verbose
 
+  @property
+  def random_state(self) -> int:
+    """`seed` under scikit-learn's name: SRBench's harness seeds each trial with
+    `if hasattr(est, 'random_state'): est.random_state = seed`, which reached nothing."""
+    return self.seed
+
+  @random_state.setter
+  def random_state(self, value: int) -> None:
+    self.seed = value
+
   def __setstate__(self, state: dict) -> None:
     # An estimator pickled before select_k_best existed read every column.
     self.__dict__.update(state)

@@ -11,6 +11,7 @@ installed that file is one line:
 
 from __future__ import annotations
 
+from lee_jax import expr as E
 from lee_jax import trial
 from lee_jax.regressor import LEERegressor
 
@@ -24,6 +25,7 @@ from lee_jax.regressor import LEERegressor
 # harness's wider ones run.
 est = LEERegressor(preset="paper", select_k_best=10)
 hyper_params = [{}]  # the paper tunes nothing per dataset
+# (SRBench sets est.random_state for each trial: LEERegressor.random_state is its `seed`)
 eval_kwargs = {"test_params": {"preset": "fast", "rounds": 1, "iterations": 5}}
 
 
@@ -33,6 +35,7 @@ def model(est: LEERegressor, X=None) -> str:
   names = [str(c) for c in X.columns] if hasattr(X, "columns") else list(est.feature_names_in_)
   if len(names) != est.n_features_in_:
     raise ValueError(f"X has {len(names)} columns; the model was fitted on {est.n_features_in_}")
+  names = E.formula_names(names)  # ("deg-malig" would read as deg - malig)
   return str(trial.sympy_of(node, [names[i] for i in est.selected_features_], digits=None))
 
 

@@ -37,3 +37,15 @@ def test_the_names_srbench_imports(fitted):
   assert srbench_method.complexity(est) == est.complexity_
   with pytest.raises(ValueError, match="3 columns"):
     srbench_method.model(est, types.SimpleNamespace(columns=["a", "b", "c"]))
+  # PMLB names that are no identifiers print as the formula names (deg-malig read as minus)
+  text = srbench_method.model(est, types.SimpleNamespace(columns=["deg-malig", "CIC.inst"]))
+  assert {str(s) for s in sympy.sympify(text).free_symbols} <= {"deg_malig", "CIC_inst"}
+
+
+def test_srbenchs_trial_seed_reaches_the_search():
+  # its harness: `if hasattr(est, 'random_state'): est.random_state = random_state`
+  est = LEERegressor(seed=0)
+  assert hasattr(est, "random_state")
+  est.random_state = 23654
+  assert est.seed == 23654 == est.get_params()["seed"] == est.random_state
+  assert "random_state" not in est.get_params()  # (seed is the parameter)
