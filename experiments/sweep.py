@@ -296,7 +296,9 @@ def summary(rows: list[dict]) -> str:
            f"{'median':>7} {'cmplx':>6} {'wall_s':>7}  failures"]
   for (group, noise), rs in sorted(by.items()):
     found = [r for r in rs if r.get("found")]
-    r2 = [r["r2_test"] if r.get("r2_test") is not None else -1.0 for r in found]
+    # every cell, one without a test R2 (nothing found, NaN predictions) as 0: as
+    # sweep_results.aggregate counts it (only the found ones made a failed cell vanish)
+    r2 = [r["r2_test"] if r.get("r2_test") is not None else 0.0 for r in rs]
     fails: collections.Counter = collections.Counter()
     for r in rs:
       fails.update(r.get("failures", {}))

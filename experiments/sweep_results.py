@@ -37,10 +37,13 @@ def parse_runs(specs: list[str]) -> list[tuple[str, tuple[pathlib.Path, ...]]]:
 
 def read_rows(folders: tuple[pathlib.Path, ...]) -> list[dict]:
   """Every complete line of each folder's results.jsonl (a line cut short by a kill is
-  skipped: `jsonl.numbered`); a line that is not a cell record is a SweepError naming it."""
+  skipped: `jsonl.numbered`); a line that is not a cell record is a SweepError naming it.
+  A cell recorded twice (its `key`, else dataset, noise and trial: a rerun folder joined to
+  the original, overlapping shards) counts once, as its last record, in the first one's
+  place: both had counted, which weighted that dataset twice in every mean."""
   from lee_jax import jsonl
 
-  rows = []
+  rows = {}
   for folder in folders:
     path = pathlib.Path(folder) / "results.jsonl"
     try:
@@ -58,8 +61,10 @@ def read_rows(folders: tuple[pathlib.Path, ...]) -> list[dict]:
       for k in ("r2_test", "complexity"):
         if r.get(k) is not None and not isinstance(r[k], (int, float)):
           raise SweepError(f"{where}: {k} {r[k]!r} is not a number")
-      rows.append(r)
-  return rows
+      key = r.get("key") or (repr((r["dataset"], r.get("noise"), r.get("trial")))
+                             if r.get("dataset") is not None else f"{where}")  # (no name)
+      rows[str(key)] = r
+  return list(rows.values())
 
 
 def load_paper() -> list[dict]:

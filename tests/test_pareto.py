@@ -51,6 +51,24 @@ def test_folders_joined_by_plus_make_one_row(tmp_path):
     sweep_results.parse_runs([f"m={tmp_path / 'a'}+{tmp_path / 'c'}"])
 
 
+def test_a_cell_recorded_twice_counts_once_as_its_last_record(tmp_path):
+  # the original folder and a rerun of one of its cells, joined: d1 counted twice before
+  def cell(name, r2):
+    return json.dumps({"key": f"{name}|0|0", "dataset": name, "group": "strogatz", "noise": 0.0,
+                       "trial": 0, "r2_test": r2, "complexity": 4}) + "\n"
+  (tmp_path / "a").mkdir()
+  (tmp_path / "b").mkdir()
+  (tmp_path / "a" / "results.jsonl").write_text(cell("d1", 0.2) + cell("d2", 0.8) + cell("d3", None))
+  (tmp_path / "b" / "results.jsonl").write_text(cell("d1", 0.9))
+  ((_, folders),) = sweep_results.parse_runs([f"m={tmp_path / 'a'}+{tmp_path / 'b'}"])
+  mean, _, cells, failed = sweep_results.aggregate(folders)[("strogatz", 0.0)]
+  assert cells == 3 and failed == 1 and mean == pytest.approx((0.9 + 0.8 + 0.0) / 3)
+  # the sweep's own summary counts the failed cell as 0 too (it left it out: 0.5 here)
+  import sweep  # (experiments/, on the path above)
+  line = sweep.summary(sweep_results.read_rows(folders)).splitlines()[1]
+  assert f"{(0.9 + 0.8) / 3:.4f}" in line
+
+
 def _pareto(*args):
   return subprocess.run([sys.executable, str(REPO / "experiments" / "pareto.py"), *args],
                         capture_output=True, text=True, timeout=120, cwd=REPO)
