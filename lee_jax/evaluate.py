@@ -64,7 +64,8 @@ def jax_function(node: E.Node):
   f(X [N, k], params [n_constants]) -> y [N] is jit-, grad- and vmap-able; params are the
   tree's constants in prefix order (E.constants), so a user can refit or differentiate them.
   Unlike the protected evaluators it returns inf where the math does, so gradients stay
-  those of the formula; where finite it agrees with evaluate_numpy.
+  those of the formula; where finite it agrees with evaluate_numpy to the precision of
+  JAX's default float (float32 unless jax_enable_x64 was set before this call).
   """
   params = jnp.array(E.constants(node), dtype=float)  # float32 unless x64 is enabled
   n_vars = max(E.variables_used(node), default=-1) + 1

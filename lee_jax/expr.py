@@ -9,6 +9,7 @@ so callers in the search can count failures instead of crashing.
 from __future__ import annotations
 
 import dataclasses
+import keyword
 import math
 import re
 from typing import Callable, Sequence
@@ -178,13 +179,15 @@ def formula_names(names: Sequence[str]) -> list[str]:
   ("Alcohol-related", "a+b", "2", "") would read as another formula, so its other characters
   become "_" (a leading digit gets "x_"; an empty name is x<i>), and a clash gets "_<i>"."""
   names = [str(n) for n in names]
-  taken = {n for n in names if n.isidentifier()}  # names that stay as they are
+  plain = lambda n: n.isidentifier() and not keyword.iskeyword(n)
+  taken = {n for n in names if plain(n)}  # names that stay as they are
   out: list[str] = []
   for i, name in enumerate(names):
-    if name.isidentifier():
+    if plain(name):
       out.append(name)
       continue
-    s = re.sub(r"\W", "_", name.strip()) or f"x{i}"
+    # (a Python keyword, `lambda`, is no name a formula can be read back with: `lambda_`)
+    s = f"{name}_" if keyword.iskeyword(name) else re.sub(r"\W", "_", name.strip()) or f"x{i}"
     s = f"x_{s}" if s[0].isdigit() else s
     base, k = s, i
     while s in taken:  # ("a b" beside "a_b" and "a_b_0": each its own symbol)
@@ -303,7 +306,8 @@ def from_sympy(expr: sympy.Expr, names: Sequence[str] | None = None) -> Node:
 def parse_formula(text: str, names: Sequence[str]) -> sympy.Expr:
   """A formula string over the given variable names -> SymPy, with those names as real symbols.
 
-  Names that collide with SymPy functions (e.g. `gamma`, `lambda`) are still symbols here.
+  Names that collide with SymPy functions (e.g. `gamma`, `beta`, `E`) are still symbols
+  here; a Python keyword (`lambda`) cannot be one (`formula_names` writes it `lambda_`).
   """
   local = {n: sympy.Symbol(n, real=True) for n in names}
   local.update({"pi": sympy.pi, "e": sympy.E} if "e" not in names else {"pi": sympy.pi})

@@ -464,7 +464,11 @@ class LEERegressor:
 
   def jax(self, index: int | None = None) -> dict:
     """{'callable': f, 'parameters': p}: f(X, p) -> y in JAX (jit-, grad-, vmap-able), p the
-    fitted constants in prefix order, as PySR's jax(). Agrees with predict where finite."""
+    fitted constants in prefix order, as PySR's jax(). It computes in JAX's default float32
+    (predict in float64): to float32 precision only, which a large offset makes coarse
+    (x - 1e6 is off by ~0.03; sin(x - 1e7) by 0.6). With
+    `jax.config.update("jax_enable_x64", True)` before jax() is called, p and f are float64
+    and agree with predict where finite."""
     f, params = evaluate.jax_function(self._node(index))
     if self.selected_features_ != list(range(self.n_features_in_)):
       cols, of_kept = np.asarray(self.selected_features_), f

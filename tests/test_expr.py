@@ -127,3 +127,6 @@ def test_formula_names_print_back_as_the_columns():
   for names in (["a b", "a_b", "a_b_0"], ["1", "x_1", "x_1_0"], ["", "x0", "x0_0"]):
     got = E.formula_names(names)
     assert len(set(got)) == 3 and got[1:] == names[1:] and got[0].isidentifier()
+  # a keyword column prints as a name a formula can be read back with (sympify failed on it)
+  assert E.formula_names(["lambda", "x"]) == ["lambda_", "x"]
+  assert str(E.parse_formula("2*lambda_", ["lambda_"])) == "2*lambda_"
