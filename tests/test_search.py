@@ -552,6 +552,22 @@ def test_the_equation_table_starts_from_the_fitted_mean(eng):
   assert trial.pareto_front([dataclasses.replace(no_floor, floor=res.floor)])[0] is mean
 
 
+@pytest.mark.parametrize("scale", [1e11, 1e-20])
+def test_the_fitted_mean_is_the_mean_at_any_scale(eng, scale):
+  # L-BFGS-B from 1.0 stopped at once near 1e11 (the mean row read 0.016) and its start
+  # was refused near 1e-20 (the row read 0): the baselines start at least squares now.
+  rng = np.random.default_rng(3)
+  X = rng.uniform(1, 2, (200, 2))
+  y = scale * (3.0 + 0.1 * np.sin(5 * X[:, 0]) + 0.05 * rng.normal(size=200))
+  d = search.SearchData(X[:150], y[:150], X[150:], y[150:])
+  r = search.Round(eng, d, helpers.SMALL_SEARCH, "oneshot", 0, seed=0)
+  r.init_pool()
+  mean = next(c for c in r.result().floor if c.node.name == "const")
+  assert mean.node.value == pytest.approx(np.mean(r.fit_rows[1]), rel=1e-9)
+  lines = [c for c in r.floor if c.node.name == "add"]
+  assert len(lines) == 2 and all(c.r2_train >= 0 for c in lines)
+
+
 def test_the_answer_holds_its_row_of_the_equation_table():
   # x0 x1 and x1^3 / x1^2 x0 tie on complexity (SymPy's count of the simplified form) and
   # validation R2; the pool's twin kept the row, and predict(index=) gave NaN at x1 = 0.
