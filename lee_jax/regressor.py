@@ -24,6 +24,7 @@ import warnings
 
 import numpy as np
 
+from lee_jax import complexity
 from lee_jax import configs
 from lee_jax import datasets
 from lee_jax import engine as engine_lib
@@ -322,11 +323,14 @@ class LEERegressor:
     self.equation_nodes_ = [c.node for c in front]  # full precision, for predict(index=...)
     columns = trial_lib.pysr_columns([c.r2_val for c in front], [c.complexity for c in front],
                                      data.y_val, data.w_val)
+    names = E.formula_names(ds.feature_names)
+    simple = [complexity.simplify(complexity.build(c.node, names)) for c in front]
     self.equations_ = [
         {"complexity": c.complexity, "r2_val": c.r2_val, "loss": loss, "score": gain,
          "prefix": " ".join(E.to_prefix(c.node)),
-         "expression": str(trial_lib.sympy_of(c.node, E.formula_names(ds.feature_names)))}
-        for c, (loss, gain) in zip(front, columns)]
+         "expression": str(trial_lib.rounded(s)),  # to read: 4 significant figures
+         "equation": str(trial_lib.rounded(s, None))}  # full precision (PySR's column name)
+        for c, s, (loss, gain) in zip(front, simple, columns)]
     if not result.winner.r2_val > 0:  # (the mean itself is always a candidate)
       warnings.warn(
           f"no formula beats the mean of y on the validation rows (the answer's R2 there: "

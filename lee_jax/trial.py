@@ -337,7 +337,12 @@ def pysr_columns(r2_vals, complexities, y_val, w_val=None) -> list[tuple[float, 
 def sympy_of(node: E.Node, names, digits: int | None = 4) -> sympy.Expr:
   """The simplified SymPy form over column names, constants at `digits` significant figures
   (None: full precision, for a formula that is evaluated rather than read)."""
-  expr = complexity.simplify(complexity.build(node, names))
+  return rounded(complexity.simplify(complexity.build(node, names)), digits)
+
+
+def rounded(expr: sympy.Expr, digits: int | None = 4) -> sympy.Expr:
+  """A simplified form (`sympy_of`'s) as printed at `digits` significant figures, or at full
+  precision (None): one simplification serves both."""
   # SymPy's trigonometric passes can leave a whole constant as a float: -1.0*cos(x - y);
   # in print (`digits`) one whole to 1e-9 is whole too (2.0 after a SymPy round trip)
   expr = expr.xreplace({f: sympy.Integer(round(float(f))) for f in expr.atoms(sympy.Float)

@@ -50,6 +50,11 @@ def test_pareto_table_index_and_jax_export(fitted):
   for i in range(n):  # each row predicts with its own formula, at full precision
     np.testing.assert_allclose(est.predict(X, index=i),
                                trial.predict(est.equation_nodes_[i], X))
+    # ... which its `equation` string (PySR's column) writes in full: 4 figures in `expression`
+    full = sympy.lambdify(sympy.symbols("x0 x1"), sympy.sympify(est.equations_[i]["equation"]))
+    np.testing.assert_allclose(np.broadcast_to(full(X[:, 0], X[:, 1]), (len(X),)),
+                               est.predict(X, index=i), rtol=1e-9, atol=1e-9)
+    assert est.equations_[i]["expression"] == str(est.sympy(i))
   np.testing.assert_array_equal(est.predict(X, index=-1), est.predict(X, index=n - 1))
   for bad in (n, -n - 1, "0"):
     with pytest.raises(IndexError, match="equations_"):
