@@ -2,7 +2,7 @@
 
     from lee_jax import LEERegressor
     est = LEERegressor(preset="fast").fit(X, y)
-    est.predict(X_new); est.sympy(); est.latex(); est.equations_
+    est.predict(X_new); est.sympy(); est.latex(); est.equations_; est.get_best()
     est.predict(X_new, index=0)      # any equation of the Pareto table (0: the simplest)
     est.plot(X, y, "fit.png")        # the table, the fit and the search in one figure
     est.latex_table()                # the Pareto table as a LaTeX tabular (booktabs)
@@ -352,6 +352,14 @@ class LEERegressor:
       raise IndexError(f"index {index!r} is not one of the {n} equations in equations_ "
                        f"(0..{n - 1}, or None for the best)")
     return self.equation_nodes_[index]
+
+  def get_best(self) -> dict:
+    """The answer's row of equations_ (PySR's get_best(): the formula predict() uses)."""
+    self._node()  # NotFittedError before fit
+    rows = [e for n, e in zip(self.equation_nodes_, self.equations_) if n is self.best_node_]
+    if not rows:  # pickled before the table always held the answer
+      rows = [e for e in self.equations_ if e["prefix"] == self.best_prefix_] or [None]
+    return rows[0]
 
   def predict(self, X, index: int | None = None) -> np.ndarray:
     """Predictions of the best expression, or of equations_[index]."""

@@ -55,6 +55,11 @@ def test_pareto_table_index_and_jax_export(fitted):
     np.testing.assert_allclose(np.broadcast_to(full(X[:, 0], X[:, 1]), (len(X),)),
                                est.predict(X, index=i), rtol=1e-9, atol=1e-9)
     assert est.equations_[i]["expression"] == str(est.sympy(i))
+  best = est.get_best()  # PySR's: the answer's row
+  assert best in est.equations_ and best["complexity"] == est.complexity_
+  assert best["expression"] == str(est.sympy())
+  with pytest.raises(regressor.NotFittedError):
+    LEERegressor().get_best()
   np.testing.assert_array_equal(est.predict(X, index=-1), est.predict(X, index=n - 1))
   for bad in (n, -n - 1, "0"):
     with pytest.raises(IndexError, match="equations_"):
