@@ -3,7 +3,7 @@ flags, a model, datasets, one trial per dataset.
 
 Flags are defined only when a script runs (define_search_flags in its __main__ block), so
 tests can import both scripts into one process. Errors a user can cause (unknown dataset,
-unloadable checkpoint) end the script with a one-line `error: ...` and exit status 1.
+unloadable checkpoint) end the script with a one-line `error: ...` and exit status 2.
 """
 
 from __future__ import annotations
