@@ -143,7 +143,14 @@ def _sums(X: np.ndarray, y: np.ndarray, w: np.ndarray, ranking: Ranking, keep: i
   table = {k + j: node(m) for j, m in enumerate(chosen)}
   return [substitute(s, table)
           for s in separable.separable_fits(wide, y, w, max_terms=max_terms, limit=limit, fresh=k)
-          if E.variables_used(s) & table.keys()]
+          if _columns(s) & table.keys()]
+
+
+def _columns(node_: E.Node) -> set[int]:
+  """The column indices x<i> of node_ reads, past the vocabulary's x9 too: the widened
+  table's monomials are x10 and up on 10 columns, which E.variables_used does not see (every
+  seed of a 10-column table was dropped)."""
+  return {int(n.name[1:]) for n in E.walk(node_) if n.name[:1] == "x" and n.name[1:].isdigit()}
 
 
 def first_rows(X, y, weights, rows: int):

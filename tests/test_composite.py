@@ -67,6 +67,17 @@ def test_feynman_laws_with_a_function_of_a_product_are_seeded_exactly():
   assert _exact(C.composite_fits(X, y), X, y)
 
 
+def test_a_ten_column_table_gets_its_seeds():
+  # The widened table's monomials are x10 and up there, which E.variables_used does not
+  # read: every seed was dropped (SRBench's select_k_best=10 tables among them).
+  rng = np.random.default_rng(1)
+  X = rng.uniform(1, 3, (200, 10))
+  y = 2.0 * np.exp(-X[:, 0] * X[:, 1] / X[:, 2])
+  seeds = C.composite_fits(X, y)
+  assert seeds and _exact(seeds, X, y)
+  assert all(max(E.variables_used(s)) < 10 for s in seeds)  # the monomials substituted
+
+
 def test_every_seed_uses_a_composite_argument():
   X = _x(k=3, seed=5)
   y = np.cos(X[:, 0]) + X[:, 1] * np.tanh(X[:, 1] / X[:, 2])
