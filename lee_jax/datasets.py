@@ -604,7 +604,7 @@ def trial_columns(ds: Dataset, k: int | None, seed: int) -> Dataset:
   otherwise choose what the search may read); ds itself when k is None."""
   if k is None:
     return ds
-  return select_columns(ds, k, rows=_train_test_indices(len(ds.y), seed)[0])
+  return select_columns(ds, k, seed, rows=_train_test_indices(len(ds.y), seed)[0])
 
 
 def columns_named(ds: Dataset, names: Sequence[str]) -> Dataset:

@@ -98,16 +98,20 @@ def select_features(X, y, k: int, seed: int = 0, neighbours: int = NEIGHBOURS,
   bins = np.minimum((cols * nb).astype(np.int64), nb - 1)
   base = np.zeros((n, n))
   np.fill_diagonal(base, np.inf)
+  # A constant column adds no distance, so it scored as "nothing added" and beat a column
+  # the law needs whenever that one's first step raised the error (x0 x2 with x1 constant).
+  varies = np.ptp(cols, axis=0) > 0
 
   def singles(base, skip):
-    """(error of every column not in skip added to base (inf for those in skip), the best
-    column's distance matrix). Ties keep the lower index: deterministic."""
+    """(error of every column not in skip added to base (inf for those in skip; the largest
+    float for a constant one, chosen only when nothing else is left), the best column's
+    distance matrix). Ties keep the lower index: deterministic."""
     errs, best, best_dist = np.full(p, np.inf), np.inf, None
     for j in range(p):
       if j in skip:
         continue
       dist = base + (cols[:, j, None] - cols[None, :, j]) ** 2
-      errs[j] = _loo_error(dist, y, neighbours)
+      errs[j] = _loo_error(dist, y, neighbours) if varies[j] else np.finfo(float).max
       if errs[j] < best:
         best, best_dist = errs[j], dist
     return errs, best_dist
@@ -118,7 +122,7 @@ def select_features(X, y, k: int, seed: int = 0, neighbours: int = NEIGHBOURS,
     errs, best_dist = ahead if ahead is not None else singles(base, chosen)
     ahead = None
     best_j = int(np.argmin(errs))
-    cand = [j for j in range(p) if j not in chosen and j != best_j]
+    cand = [j for j in range(p) if j not in chosen and j != best_j and varies[j]]
     if k - len(chosen) < 2 or len(cand) < 2:
       chosen.append(best_j)
       base = best_dist
@@ -131,6 +135,8 @@ def select_features(X, y, k: int, seed: int = 0, neighbours: int = NEIGHBOURS,
     screen = _pair_screen(bins, y - fit, nb, cand)
     pair, pair_err, pair_dist = None, greedy_err, None
     for flat in np.argsort(screen, axis=None, kind="stable")[:PAIRS_CONFIRMED]:
+      if not np.isfinite(screen.flat[flat]):  # on or below the diagonal: no pair (a, a)
+        break
       a, b = cand[flat // len(cand)], cand[flat % len(cand)]
       dist = base + (cols[:, a, None] - cols[None, :, a]) ** 2 \
           + (cols[:, b, None] - cols[None, :, b]) ** 2
