@@ -75,6 +75,14 @@ def sum_node(terms: list[E.Node], intercept: float | None) -> E.Node:
   return node if intercept is None else E.op("add", node, E.const(intercept))
 
 
+def _solved(A: np.ndarray, v: np.ndarray) -> np.ndarray:
+  """A^-1 v, or NaN (scored -inf) where A is singular."""
+  try:
+    return np.linalg.solve(A, v)
+  except np.linalg.LinAlgError:
+    return np.full(len(v), np.nan)
+
+
 def best_subsets(G: np.ndarray, b: np.ndarray, usable: np.ndarray, max_terms: int,
                   limit: int) -> list[list[int]]:
   """For t = 1..max_terms, the t columns whose least-squares fit explains the most, from
@@ -90,11 +98,17 @@ def best_subsets(G: np.ndarray, b: np.ndarray, usable: np.ndarray, max_terms: in
   def explained(subsets: np.ndarray) -> np.ndarray:  # [S, t] -> b_S' G_SS^-1 b_S
     Gs = G[subsets[:, :, None], subsets[:, None, :]]
     bs = b[subsets]
+    # A tiny ridge keeps collinear subsets (x and x^3 on a narrow range) solvable. It is a
+    # share of each column's own variance: a fixed 1e-12 swamped columns of small values
+    # (x0^2 x1 in units 100 times smaller lost its exact seed), and it makes a duplicated
+    # column solvable, whose singular subset made the whole batch's solve fail.
+    ridge = 1e-12 * np.einsum("sii->si", Gs) + np.finfo(float).tiny
+    A = Gs + ridge[:, :, None] * np.eye(Gs.shape[1])
     with np.errstate(all="ignore"):
-      try:  # a tiny ridge keeps collinear subsets (x and x^3 on a narrow range) solvable
-        sol = np.linalg.solve(Gs + 1e-12 * np.eye(Gs.shape[1]), bs[..., None])[..., 0]
-      except np.linalg.LinAlgError:
-        return np.full(len(subsets), -np.inf)
+      try:
+        sol = np.linalg.solve(A, bs[..., None])[..., 0]
+      except np.linalg.LinAlgError:  # (one singular subset: the others still count)
+        sol = np.stack([_solved(a, v) for a, v in zip(A, bs)])
       gain = np.einsum("st,st->s", bs, sol)
     return np.where(np.isfinite(gain), gain, -np.inf)
 
