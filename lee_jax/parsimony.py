@@ -60,8 +60,9 @@ LINE_NODES = 30
 
 
 def is_fixed(v: float) -> bool:
-  """An integer or a half exactly: a value no fit lands on, so one set by hand."""
-  return float(v) == np.round(2.0 * v) / 2.0
+  """An integer or a half exactly: a value no fit lands on, so one set by hand. Not one of
+  2^50 or more, where every float is one (1/h ~ 1.5e33 in joules stayed unrefitted)."""
+  return abs(float(v)) < 2.0**50 and float(v) == np.round(2.0 * v) / 2.0
 
 
 def targets(v: float) -> list[float]:

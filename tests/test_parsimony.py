@@ -30,6 +30,8 @@ def _noisy(text, n, rows, eps, seed=0, low=1.0, high=5.0):
 def test_fixed_constants_and_the_values_tried():
   assert parsimony.is_fixed(1.0) and parsimony.is_fixed(-0.5) and parsimony.is_fixed(0.0)
   assert not parsimony.is_fixed(0.4992) and not parsimony.is_fixed(1.0000001)
+  # every float from 2^52 on is whole: a fitted 1/h (1.5e33) is no constant set by hand
+  assert not parsimony.is_fixed(1.509e33) and not parsimony.is_fixed(6.2e15) and parsimony.is_fixed(1e6)
   assert parsimony.targets(0.4992) == [0.0, 0.5]
   assert parsimony.targets(-2.96) == [-3.0]
   assert parsimony.targets(12.54) == [13.0]  # 4 pi, not 25/2: no large halves
