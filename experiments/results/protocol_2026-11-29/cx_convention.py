@@ -1,7 +1,7 @@
 """Project complexity (SymPy-simplified preorder count, n-ary Add/Mul) vs. a binary expression
 tree's node count (what GP-GOMEA's get_n_nodes and similar GP sizes count) for the same answers."""
 import json, sys, numpy as np, sympy
-from lee_jax import expr as E, complexity as C
+from lee_jax import complexity as C
 def tree_nodes(prefix):
   t = prefix.split(); n = 0; i = 0
   while i < len(t):

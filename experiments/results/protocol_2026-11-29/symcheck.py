@@ -1,6 +1,6 @@
 """SRBench's symbolic-solution test (experiment/symbolic_utils.py + assess_symbolic_model.py)
 applied to the project's recorded answers; compares with the project's 'exact' (R2>=1-1e-9)."""
-import json, sys, signal, numpy as np, sympy
+import json, sys, signal
 from sympy import Symbol, simplify, Float, preorder_traversal
 from sympy.parsing.sympy_parser import parse_expr
 from lee_jax import datasets as D
