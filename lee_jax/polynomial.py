@@ -98,12 +98,11 @@ def best_subsets(G: np.ndarray, b: np.ndarray, usable: np.ndarray, max_terms: in
   def explained(subsets: np.ndarray) -> np.ndarray:  # [S, t] -> b_S' G_SS^-1 b_S
     Gs = G[subsets[:, :, None], subsets[:, None, :]]
     bs = b[subsets]
-    # A tiny ridge keeps collinear subsets (x and x^3 on a narrow range) solvable. It is a
-    # share of each column's own variance: a fixed 1e-12 swamped columns of small values
-    # (x0^2 x1 in units 100 times smaller lost its exact seed), and it makes a duplicated
-    # column solvable, whose singular subset made the whole batch's solve fail.
-    ridge = 1e-12 * np.einsum("sii->si", Gs) + np.finfo(float).tiny
-    A = Gs + ridge[:, :, None] * np.eye(Gs.shape[1])
+    # A tiny ridge keeps collinear subsets (x and x^3 on a narrow range) solvable. It is
+    # fixed, so columns of very small values are swamped (x0^2 x1 in units 100 times
+    # smaller loses its exact seed); a share of each column's variance instead broke the
+    # long sums on columns of -1/0/1 (229_pwLinear's 0.80 sum was lost: BUILD_NOTES).
+    A = Gs + 1e-12 * np.eye(Gs.shape[1])
     with np.errstate(all="ignore"):
       try:
         sol = np.linalg.solve(A, bs[..., None])[..., 0]
