@@ -1,4 +1,6 @@
-import sys, json, numpy as np
+"""Every Strogatz/Feynman set's polynomial and separable seeds on its first 500 training rows
+(seed 0), as JSON: run at two commits and compare. python experiments/results/review_2026-11-29/seeds_cmp.py OUT.json"""
+import sys, json
 from lee_jax import datasets as D, polynomial, separable, expr as E
 out = {}
 for info in D.list_datasets():
