@@ -306,7 +306,12 @@ def select_columns(ds: Dataset, k: int, seed: int = 0, rows: np.ndarray | None =
   rows = np.arange(len(ds.y)) if rows is None else np.asarray(rows)
   if ds.weights is not None:
     rows = rows[ds.weights[rows] > 0]
-  keep = tuple(sorted(feature_selection.select_features(ds.X[rows], ds.y[rows], k, seed)))
+  return _with_columns(ds, tuple(sorted(
+      feature_selection.select_features(ds.X[rows], ds.y[rows], k, seed))))
+
+
+def _with_columns(ds: Dataset, keep: tuple[int, ...]) -> Dataset:
+  """ds with only its columns `keep` (indices), recording which of its names it kept."""
   X = np.ascontiguousarray(ds.X[:, keep])
   X.flags.writeable = False
   return dataclasses.replace(ds, X=X, feature_names=tuple(ds.feature_names[i] for i in keep),
@@ -609,17 +614,11 @@ def trial_columns(ds: Dataset, k: int | None, seed: int) -> Dataset:
 
 def columns_named(ds: Dataset, names: Sequence[str]) -> Dataset:
   """ds with the columns of these names, as a trial that recorded them chose (`trial_columns`)."""
-  all_names = ds.input_names or ds.feature_names
-  missing = [n for n in names if n not in all_names]
+  missing = [n for n in names if n not in ds.feature_names]
   if missing:
     raise DataError(f"no column(s) {', '.join(missing)} in {ds.name}")
-  keep = tuple(all_names.index(n) for n in names)
-  if keep == tuple(range(len(all_names))):
-    return ds
-  X = np.ascontiguousarray(ds.X[:, keep])
-  X.flags.writeable = False
-  return dataclasses.replace(ds, X=X, feature_names=tuple(names), input_names=all_names,
-                             selected=keep)
+  keep = tuple(ds.feature_names.index(n) for n in names)
+  return ds if keep == tuple(range(len(ds.feature_names))) else _with_columns(ds, keep)
 
 
 def weighted_rows(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None):

@@ -374,6 +374,16 @@ def fit_linear(node: E.Node, X: np.ndarray, y: np.ndarray, w: np.ndarray | None,
   return FitResult(E.with_constants(node, values), values, f, 1, True)
 
 
+def least_squares(node: E.Node, X: np.ndarray, y: np.ndarray,
+                  weights: np.ndarray | None = None) -> E.Node:
+  """node with the (weighted) least-squares constants `fit_linear` gives it, or node itself
+  where they enter nonlinearly or the solve fails."""
+  X, y = np.asarray(X, np.float64), np.asarray(y, np.float64)
+  w = row_weights(weights, len(y))
+  solved = fit_linear(node, X, y, w, _nmse_scale(y, w))
+  return node if solved is None else solved.node
+
+
 # --- batched JAX fitter (--fitter=jax) -------------------------------------------------------
 #
 # All candidates of a call are fitted at once. The trees are compiled on the host into one

@@ -24,7 +24,6 @@ import warnings
 
 import numpy as np
 
-from lee_jax import complexity
 from lee_jax import configs
 from lee_jax import datasets
 from lee_jax import engine as engine_lib
@@ -324,7 +323,7 @@ class LEERegressor:
     columns = trial_lib.pysr_columns([c.r2_val for c in front], [c.complexity for c in front],
                                      data.y_val, data.w_val)
     names = E.formula_names(ds.feature_names)
-    simple = [complexity.simplify(complexity.build(c.node, names)) for c in front]
+    simple = [trial_lib.simplified(c.node, names) for c in front]
     self.equations_ = [
         {"complexity": c.complexity, "r2_val": c.r2_val, "loss": loss, "score": gain,
          "prefix": " ".join(E.to_prefix(c.node)),
@@ -353,13 +352,18 @@ class LEERegressor:
                        f"(0..{n - 1}, or None for the best)")
     return self.equation_nodes_[index]
 
-  def get_best(self) -> dict:
-    """The answer's row of equations_ (PySR's get_best(): the formula predict() uses)."""
+  def _answer_rows(self) -> list[bool]:
+    """Which rows of equations_ are the answer: its own node (prefixes round constants, so a
+    twin reads the same); an estimator pickled before the table always held the answer falls
+    back to the prefix."""
     self._node()  # NotFittedError before fit
-    rows = [e for n, e in zip(self.equation_nodes_, self.equations_) if n is self.best_node_]
-    if not rows:  # pickled before the table always held the answer
-      rows = [e for e in self.equations_ if e["prefix"] == self.best_prefix_] or [None]
-    return rows[0]
+    answer = [n is self.best_node_ for n in self.equation_nodes_]
+    return answer if any(answer) else [e["prefix"] == self.best_prefix_ for e in self.equations_]
+
+  def get_best(self) -> dict | None:
+    """The answer's row of equations_ (PySR's get_best(): the formula predict() uses)."""
+    answer = self._answer_rows()  # (NotFittedError before fit)
+    return next((e for e, a in zip(self.equations_, answer) if a), None)
 
   def predict(self, X, index: int | None = None) -> np.ndarray:
     """Predictions of the best expression, or of equations_[index]."""
@@ -437,13 +441,8 @@ class LEERegressor:
     """The Pareto table (equations_) as a LaTeX tabular, as PySR's latex_table(): one row per
     equation, simplest first, constants at `precision` significant figures; the answer's
     row in bold."""
-    self._node()  # NotFittedError before fit
+    answer = self._answer_rows()  # (NotFittedError before fit)
     rows = []
-    # The answer's row is its own node (prefixes round constants: a twin reads the same); an
-    # estimator pickled before the table always held the answer falls back to the prefix.
-    answer = [n is self.best_node_ for n in self.equation_nodes_]
-    if not any(answer):
-      answer = [e["prefix"] == self.best_prefix_ for e in self.equations_]
     for i, e in enumerate(self.equations_):
       expr = trial_lib.latex_of(self.sympy(i, digits=precision))
       r2 = "-" if not np.isfinite(e["r2_val"]) else f"{e['r2_val']:.{precision + 1}f}"

@@ -115,16 +115,10 @@ def baseline_candidates(X: np.ndarray, y: np.ndarray, w: np.ndarray | None = Non
   constants start at the (weighted) least-squares values: from 1 and 0, L-BFGS-B stopped at
   once on targets near 1e12 (a gradient under its tolerance) and refused ones near 1e-20
   (the start's error past `fit._BAD`), so the table's "fitted mean" read 0.016 or 0."""
-  X, y = np.asarray(X, np.float64), np.asarray(y, np.float64)
-  w = np.ones(len(y)) if w is None else np.asarray(w, np.float64)
-  out = [E.const(float(np.average(y, weights=w)))]
-  root = np.sqrt(w)
-  for i in range(X.shape[1]):
-    A = np.stack([X[:, i], np.ones(len(y))], axis=1)
-    (a, b), *_ = np.linalg.lstsq(A * root[:, None], y * root, rcond=None)
-    a, b = (float(v) if np.isfinite(v) else 0.0 for v in (a, b))
-    out.append(E.op("add", E.op("mul", E.const(a), E.var(i)), E.const(b)))
-  return out
+  c = lambda v: E.const(v)
+  out = [c(1.0)]
+  out += [E.op("add", E.op("mul", c(1.0), E.var(i)), c(0.0)) for i in range(np.shape(X)[1])]
+  return [fit.least_squares(node, X, y, w) for node in out]
 
 
 class Round:

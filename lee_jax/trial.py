@@ -337,7 +337,12 @@ def pysr_columns(r2_vals, complexities, y_val, w_val=None) -> list[tuple[float, 
 def sympy_of(node: E.Node, names, digits: int | None = 4) -> sympy.Expr:
   """The simplified SymPy form over column names, constants at `digits` significant figures
   (None: full precision, for a formula that is evaluated rather than read)."""
-  return rounded(complexity.simplify(complexity.build(node, names)), digits)
+  return rounded(simplified(node, names), digits)
+
+
+def simplified(node: E.Node, names) -> sympy.Expr:
+  """The tree as SymPy over column names, simplified as complexities count it."""
+  return complexity.simplify(complexity.build(node, names))
 
 
 def rounded(expr: sympy.Expr, digits: int | None = 4) -> sympy.Expr:

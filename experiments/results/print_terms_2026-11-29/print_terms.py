@@ -41,7 +41,7 @@ for f in sorted(glob.glob("experiments/results/**/*.jsonl", recursive=True)):
       node = E.from_prefix(r["prefix"].split())
       node = E.with_constants(node, r["constants"]) if r.get("constants") else node
       now = trial.sympy_of(node, names)
-      simple = trial.complexity.simplify(trial.complexity.build(node, names))
+      simple = trial.simplified(node, names)
       before = trial.rounded(simple.replace(lambda e: e.is_Add, legacy))
     except Exception:  # (a record this version cannot read back)
       continue
