@@ -9,8 +9,11 @@ A sample is built in four steps, all drawn from one `np.random.Generator`:
   4. rejection: resampled when under `min_finite` of a fixed query grid is finite (in
      float32), when it is constant on the grid, or when it needs more than `max_len` tokens.
 
-Deviation (BUILD_NOTES.md): with k declared variables coverage needs b >= k-1, so b is
-drawn from [max(1, k-1), max(b_max, k-1)] -- the paper's b_max=4 bound holds for k <= 5.
+Deviation (BUILD_NOTES.md): with k declared variables coverage needs b >= k-1 binary
+operators, which b_max = 4 forbids for k > 5. b is drawn from [max(1, k-1), b_max] where
+coverage leaves a leaf free (k <= 4), and from [k-1, k-1 + `spare_binary`] where it fills
+every leaf b_max allows (k >= 5): with b = k-1 there, every leaf was a variable, and no
+expression of 5 or more variables held a constant.
 """
 
 from __future__ import annotations
@@ -33,6 +36,9 @@ PHYSICS_CONSTANTS = (math.pi, math.e, 2 * math.pi, math.sqrt(2), math.sqrt(math.
 class GrammarConfig:
   """Knobs of the grammar; defaults follow App. F where it says, our choice where it is silent."""
   max_binary: int = 4  # b_max (raised to k-1 when k variables need more leaves)
+  # Where coverage fills every leaf b_max allows (k > b_max), up to this many more binary
+  # operators, whose leaves may be constants (ours: the paper's b_max cannot cover k > 5).
+  spare_binary: int = 2
   max_unary: int = 4  # u_max
   max_variables: int = 10  # k is uniform over 1..max_variables
   p_const_leaf: float = 0.3  # non-coverage leaf -> constant (ours: the paper is silent)
@@ -99,10 +105,16 @@ def _scaffold(rng: np.random.Generator, n_binary: int) -> list:
   return root
 
 
+def binary_range(n_vars: int, cfg: GrammarConfig) -> tuple[int, int]:
+  """[lo, hi) of the number of binary operators b for n_vars declared variables."""
+  lo = max(1, n_vars - 1)
+  hi = cfg.max_binary if lo < cfg.max_binary else lo + cfg.spare_binary
+  return lo, hi + 1
+
+
 def sample_tree(rng: np.random.Generator, n_vars: int, cfg: GrammarConfig) -> E.Node:
   """One unfiltered draw over variables x0..x{n_vars-1} (see module docstring)."""
-  b_lo, b_hi = max(1, n_vars - 1), max(cfg.max_binary, n_vars - 1)
-  n_binary = int(rng.integers(b_lo, b_hi + 1))
+  n_binary = int(rng.integers(*binary_range(n_vars, cfg)))
   n_leaves = n_binary + 1
   # Leaves: coverage first, then variables or constants.
   leaves: list[E.Node] = [E.var(i) for i in range(n_vars)]

@@ -46,6 +46,9 @@ class DataConfig:
       raise ValueError(f"split must be one of {SPLITS}, got {self.split!r}")
     if not 0 < self.min_points <= self.n_points:
       raise ValueError("need 0 < min_points <= n_points")
+    if self.grammar.max_len > self.max_len:  # the grammar rejects what the tokens cannot hold
+      object.__setattr__(self, "grammar",
+                         dataclasses.replace(self.grammar, max_len=self.max_len))
 
 
 def split_of(tokens: list[str] | tuple[str, ...]) -> str:
@@ -77,8 +80,8 @@ def corrupt_tokens(ids: np.ndarray, rng: np.random.Generator, drop_prob: float,
 
 
 def _points(rng: np.random.Generator, n: int, n_vars: int) -> np.ndarray:
-  """[n, MAX_VARIABLES] float64 with the unused columns zero."""
-  x = np.zeros((n, vocab.MAX_VARIABLES))
+  """[n, MAX_VARIABLES] float32 with the unused columns zero."""
+  x = np.zeros((n, vocab.MAX_VARIABLES), np.float32)
   x[:, :n_vars] = rng.uniform(-X_SCALE, X_SCALE, (n, n_vars))
   return x
 
@@ -108,17 +111,20 @@ def make_example(index, rng: np.random.Generator, cfg: DataConfig) -> dict[str, 
   mask = np.zeros(cfg.n_points, bool)
   mask[rng.permutation(cfg.n_points)[:n_keep]] = True
   with np.errstate(over="ignore"):  # beyond float32 range -> inf, which the encoder embeds
-    # One tree walk for scatter and queries together (the walk, not the math, costs here).
-    y_all = evaluate.evaluate_numpy(tree, np.concatenate([x, qx])).astype(np.float32)
+    # One tree walk for scatter and queries together (the walk, not the math, costs here),
+    # in float64 on the float32 points the model reads: y of x's float64 draw differed by
+    # over 1e-3 on 0.8% of points (sin(exp(.)) trees).
+    y_all = evaluate.evaluate_numpy(
+        tree, np.concatenate([x, qx]).astype(np.float64)).astype(np.float32)
   y, qy = y_all[:cfg.n_points], y_all[cfg.n_points:]
   return {
       "tokens": tokens,
       "corrupted": corrupt_tokens(tokens, rng, cfg.drop_prob, cfg.replace_prob),
       "n_vars": np.int32(k),
-      "x": x.astype(np.float32),
+      "x": x,
       "y": y,
       "point_mask": mask,
-      "query_x": qx.astype(np.float32),
+      "query_x": qx,
       "query_y": qy,
   }
 

@@ -20,9 +20,21 @@ def test_operator_counts_within_bounds(samples):
     names = [n.name for n in E.walk(tree)]
     n_bin = sum(n in vocab.BINARY for n in names)
     n_un = sum(n in vocab.UNARY for n in names)
-    assert max(1, k - 1) <= n_bin <= max(CFG.max_binary, k - 1)
+    assert max(1, k - 1) <= n_bin
+    # the paper's b_max where coverage leaves room; else up to spare_binary past k-1
+    assert n_bin <= (CFG.max_binary if k <= CFG.max_binary else k - 1 + CFG.spare_binary)
     assert 0 <= n_un <= CFG.max_unary
     assert len(E.to_prefix(tree)) + 2 <= CFG.max_len
+
+
+def test_many_variables_still_get_constants(samples):
+  # b = k-1 for k >= 5 filled every leaf with a variable: no constant in 60% of the corpus.
+  with_const = collections.defaultdict(list)
+  for tree, k in samples:
+    with_const[k].append(any(n.name == "const" for n in E.walk(tree)))
+  for k in range(5, 11):
+    assert 0.1 < np.mean(with_const[k]) < 0.5, k
+  assert grammar.binary_range(4, CFG) == (3, CFG.max_binary + 1)  # the paper's bound holds
 
 
 def test_every_declared_variable_appears(samples):
