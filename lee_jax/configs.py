@@ -181,6 +181,20 @@ PHASES: dict[int, PhaseConfig] = {
 }
 
 
+def phases(use_vae: bool = True) -> tuple[int, ...]:
+  """The phases a model trains through, in order. The no-VAE model (App. E: no align loss)
+  skips phase 4, whose only other term, its ||z||^2 penalty, then pulls z to 0 unopposed
+  (Adam takes full steps: token accuracy 0.63 -> 0.23 in 200 steps); phase 5 follows 3."""
+  return tuple(PHASES) if use_vae else tuple(p for p in PHASES if p != 4)
+
+
+def previous_phase(phase: int, use_vae: bool = True) -> int | None:
+  """The phase whose params `phase` starts from (None for the first)."""
+  order = phases(use_vae)
+  i = order.index(phase)
+  return order[i - 1] if i else None
+
+
 # SearchConfig fields that change how fast a search runs, never what it finds.
 SPEED_ONLY = ("workers", "simplify_helpers")
 
@@ -191,8 +205,10 @@ SIMPLIFY = ("light", "full")
 
 @dataclasses.dataclass(frozen=True)
 class SearchConfig:
-  """Inference hyperparameters (Table 10 names). The field defaults are Table 10 verbatim;
-  `PRESETS['paper']` is Table 10 plus our polynomial, separable, power-law, factored and
+  """Inference hyperparameters (Table 10 names). The fields Table 10 names default to its
+  values; the others are ours (BUILD_NOTES "Inference": grad_points, simplify, constrain,
+  baselines, probe_points; a model's meta.json may set latent_noise). `PRESETS['paper']`
+  is Table 10 plus our polynomial, separable, power-law, factored and
   composite, transformed-target and wave seeds and long sums (poly_terms=0, sep_terms=0,
   power_seeds=False, factor_seeds=False, composite_seeds=False, transform_seeds=False,
   wave_seeds=False, long_terms=0 remove them; parsimony=False keeps the answer as found).
@@ -334,7 +350,8 @@ PRESETS: dict[str, SearchConfig] = {
     # 10.7 -> 11.6 (BUILD_NOTES, "The `paper` preset on the CPU"), the separable and the
     # power-law, the factored, the composite and the transformed-target seeds and the long
     # sums; --poly_terms=0 --sep_terms=0 --nopower_seeds --nofactor_seeds --nocomposite_seeds
-    # --notransform_seeds --nowave_seeds --long_terms=0 --noparsimony is the paper.
+    # --notransform_seeds --nowave_seeds --long_terms=0 --noparsimony is the paper's search
+    # (with --latent_noise=0 where the model's meta.json sets more: the shipped small's 3).
     "paper": SearchConfig(workers=8, poly_terms=3, sep_terms=2, power_seeds=True,
                           factor_seeds=True, composite_seeds=True, transform_seeds=True,
                           wave_seeds=True, long_terms=6, parsimony=True),

@@ -3,6 +3,7 @@
   python -m lee_jax.train --phase=1 --model=small --workdir=runs/small
   python -m lee_jax.train --phase=all --model=tiny --workdir=/tmp/tiny --steps=200
   python -m lee_jax.train --phase=all --use_vae=false --workdir=runs/novae   # App. E ablation
+                                                          # (phases 1, 2, 3, 5: no align)
 
 Phase N > 1 starts from the last checkpoint of phase N-1 in --workdir (or --init=scratch).
 A run resumes from its own phase's latest checkpoint (params, optimizer, step, data
@@ -92,7 +93,7 @@ _ALIGN_EMA = flags.DEFINE_float("align_ema", 0.99, "Per-step decay of the EMA al
 
 
 def config_from_flags() -> tuple[TrainConfig, list[int]]:
-  phases = list(range(1, 6)) if _PHASE.value == "all" else None
+  phases = list(configs.phases(_USE_VAE.value)) if _PHASE.value == "all" else None
   if phases is None:
     if _PHASE.value not in {"1", "2", "3", "4", "5"}:
       raise TrainError(f"--phase must be 1-5 or 'all', got {_PHASE.value!r}")

@@ -302,6 +302,10 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
   """Run (or resume) one phase to its step count or the deadline; returns the last metrics."""
   if cfg.anneal_by_deadline and deadline is None:
     deadline = time.time() + cfg.max_seconds
+  if phase not in configs.phases(cfg.model_cfg.use_vae):
+    raise TrainError(f"phase {phase} trains only L_align, which the no-VAE model "
+                     "(--use_vae=false) has not (its ||z||^2 penalty alone would shrink z): "
+                     "skip it; phase 5 starts from phase 3")
   spec = configs.PHASES[phase]
   steps = cfg.steps[phase - 1]
   mesh = sharding.mesh()
@@ -325,19 +329,20 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
     _init_from(model, cfg)
     print(f"phase {phase}: initialised from {cfg.init_from}", flush=True)
   elif phase > 1 and cfg.init == "previous" and not resuming:
-    prev = checkpoints.phase_dir(cfg.workdir, phase - 1)
+    before = configs.previous_phase(phase, cfg.model_cfg.use_vae)
+    prev = checkpoints.phase_dir(cfg.workdir, before)
     if not prev.is_dir():
       raise TrainError(
-          f"phase {phase} starts from phase {phase - 1}'s checkpoint, but {prev} does not exist; "
-          f"run `python -m lee_jax.train --phase={phase - 1} --model={cfg.model} "
+          f"phase {phase} starts from phase {before}'s checkpoint, but {prev} does not exist; "
+          f"run `python -m lee_jax.train --phase={before} --model={cfg.model} "
           f"--workdir={cfg.workdir}` first (or pass --init=scratch" +
           (", with which --init_from starts this phase)" if cfg.init_from else ")"))
     params, prev_step = checkpoints.restore_params_only(
         prev, checkpoints.abstract(nnx.state(model, nnx.Param)), _expected(cfg))
     nnx.update(model, params)
-    planned = cfg.steps[phase - 2]
+    planned = cfg.steps[before - 1]
     print(f"phase {phase}: initialised from {prev} step {prev_step}" +
-          (f" (phase {phase - 1} stopped before its {planned} steps)" if prev_step < planned
+          (f" (phase {before} stopped before its {planned} steps)" if prev_step < planned
            else ""), flush=True)
   if cfg.init_from and resuming:
     print(f"phase {phase}: --init_from is not used: the phase resumes its own checkpoint",
@@ -432,9 +437,15 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
           rate = (step - s_log) / max(now - t_log, 1e-9)
           t_log, s_log = now, step
           if not all(np.isfinite(v) for v in last.values()):
-            save(step, force=True)
-            raise TrainError(f"non-finite loss at phase {phase} step {step} ({last}); "
-                             f"checkpoint kept in {pdir}")
+            # Not saved: a resume would restore the NaN weights. The saves already made are
+            # finished first (the error ended the process while Orbax still wrote the last).
+            mngr.wait_until_finished()
+            kept = mngr.latest_step()
+            raise TrainError(
+                f"non-finite loss at phase {phase} step {step} ({last}); " +
+                (f"the last checkpoint, step {kept}, is kept in {pdir} (a resume meets the "
+                 "same batches: lower --lr or --clip_norm)" if kept is not None
+                 else f"no checkpoint of phase {phase} was saved"))
           log.write({"phase": phase, "step": step, "steps_per_s": rate, "time": now, **last})
           terms = " ".join(f"{k} {v:.4g}" for k, v in last.items())
           print(f"phase {phase} [{step}/{steps} {100 * step / steps:5.1f}%] {rate:.2f} step/s "
