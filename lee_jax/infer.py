@@ -73,8 +73,8 @@ _SIMPLIFY = flags.DEFINE_enum("simplify", None, list(configs.SIMPLIFY),
                               "(default: the preset's).")
 _LATENT_NOISE = flags.DEFINE_float(
     "latent_noise", None, "Sampled decodes start from mu + s * std * eps, std the encoder's "
-    "posterior spread (default: the preset's, 0 = the paper). Helps a model that decodes its "
-    "parent back (BUILD_NOTES 'Latent noise').")
+    "posterior spread (default: the model's, 3 for the shipped small, else the preset's; "
+    "0 = the paper). Helps a model that decodes its parent back (BUILD_NOTES 'Latent noise').")
 _POLY = flags.DEFINE_integer("poly_terms", None,
                              "Seed each round's pool with the best 1..T-term polynomials of "
                              "degree <= 3 (with and without an intercept); 0 = none, the paper "
