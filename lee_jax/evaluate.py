@@ -124,7 +124,8 @@ def _body_mask(ids: jnp.ndarray) -> jnp.ndarray:
 def constant_values(ids: jnp.ndarray) -> jnp.ndarray:
   """[..., L] ids -> [..., L] floats: the value of a constant starting at each position.
 
-  Positions that do not start a well-formed constant get 1.0 (the value `C` stands for).
+  Positions that do not start a well-formed constant get 1.0 (the value `C` stands for); a
+  well-formed one beyond the float's range is +-inf, not 1.0 (2e50 in float32).
   """
   L = ids.shape[-1]
   padded = jnp.concatenate([ids, jnp.full(ids.shape[:-1] + (vocab.CONST_LEN,), vocab.PAD, ids.dtype)], -1)
@@ -135,11 +136,11 @@ def constant_values(ids: jnp.ndarray) -> jnp.ndarray:
   esign = jnp.where(win[..., 6] == vocab.MINUS_ID, -1.0, 1.0)
   mant = digit[..., 1] + digit[..., 3] / 10 + digit[..., 4] / 100
   expo = esign * (10 * digit[..., 7] + digit[..., 8])
-  value = sign * mant * jnp.power(10.0, expo)
+  # (0 * 10^99 would be 0 * inf = NaN in float32; a zero mantissa is 0 at any exponent)
+  value = jnp.where(mant == 0, 0.0, sign * mant * jnp.power(10.0, expo))
   cls = jnp.asarray(_CLASS)[win]
   pattern = jnp.broadcast_to(jnp.asarray(_CONST_PATTERN), cls[..., 1:].shape)
-  ok = ((cls[..., 0] == _SIGN) & jnp.all(cls[..., 1:] == pattern, -1)
-        & jnp.isfinite(value))
+  ok = (cls[..., 0] == _SIGN) & jnp.all(cls[..., 1:] == pattern, -1)
   return jnp.where(ok, value, 1.0).astype(fdtype)
 
 

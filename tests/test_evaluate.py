@@ -85,6 +85,14 @@ def test_constant_values_decodes_every_constant(batch):
     assert np.all(np.delete(v, starts) == 1.0)
 
 
+def test_constant_values_beyond_float32_are_infinite_not_one():
+  ids = jnp.asarray([E.to_ids(E.op("mul", E.const(-2e50), E.var(0)), 16),
+                     E.to_ids(E.op("mul", E.const(3e-50), E.var(0)), 16)])
+  vals = np.asarray(evaluate.constant_values(ids))  # float32: 2e50 read as 1.0 before
+  assert vals[0, 2] == -np.inf and vals[1, 2] == 0.0
+  assert np.all(np.delete(vals, 2, axis=1) == 1.0)
+
+
 def test_invalid_sequences_give_nan_and_invalid():
   t = vocab.TOKEN_TO_ID
   rows = [
