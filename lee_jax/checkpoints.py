@@ -11,9 +11,13 @@ for another model becomes a one-line CheckpointError that names the path.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import pathlib
-from typing import TYPE_CHECKING, Any
+import shutil
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+import uuid
 
 import jax
 
@@ -119,15 +123,49 @@ def restore_params_only(directory: pathlib.Path, abstract_params, expected_meta:
     return r.params, step
 
 
+@contextlib.contextmanager
+def replacing(directory: str | pathlib.Path,
+              is_model_file: Callable[[str], bool]) -> Iterator[pathlib.Path]:
+  """A new folder beside `directory` to write a model into; when the block ends it takes
+  directory's place, and only then is the old model removed. A block that fails (a full disk,
+  a kill) leaves the old model as it was: writing in place lost both, the old shards deleted
+  before the new ones were complete, or new params left under the old meta.json.
+  `directory` may hold only files `is_model_file` accepts (it is replaced whole)."""
+  directory = pathlib.Path(directory).absolute()
+  if directory.is_dir():
+    other = sorted(p.name for p in directory.iterdir() if not is_model_file(p.name))
+    if other:
+      raise CheckpointError(f"{directory} holds files that are not a model's "
+                            f"({', '.join(other[:3])}); nothing was replaced")
+  directory.parent.mkdir(parents=True, exist_ok=True)
+  tag = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+  new = directory.with_name(f".{directory.name}.partial-{tag}")
+  new.mkdir()
+  try:
+    yield new
+  except BaseException:
+    shutil.rmtree(new, ignore_errors=True)
+    raise
+  old = directory.with_name(f".{directory.name}.old-{tag}")
+  if directory.is_symlink() or directory.exists():
+    os.rename(directory, old)
+  os.rename(new, directory)
+  if old.is_symlink():
+    old.unlink()
+  else:
+    shutil.rmtree(old, ignore_errors=True)
+
+
 def export_params(directory: str | pathlib.Path, params, meta: dict) -> pathlib.Path:
-  """Inference-only params (no optimizer state) plus meta.json beside them."""
+  """Inference-only params (no optimizer state) plus meta.json beside them, replacing the
+  folder whole once both are written (`replacing`)."""
   import orbax.checkpoint as ocp
   directory = pathlib.Path(directory).absolute()
-  directory.mkdir(parents=True, exist_ok=True)
-  with ocp.StandardCheckpointer() as ckptr:
-    ckptr.save(directory / "params", params, force=True)
-    ckptr.wait_until_finished()
-  (directory / "meta.json").write_text(json.dumps(meta, indent=1, sort_keys=True))
+  with replacing(directory, lambda name: name in ("params", "meta.json")) as new:
+    with ocp.StandardCheckpointer() as ckptr:
+      ckptr.save(new / "params", params, force=True)
+      ckptr.wait_until_finished()
+    (new / "meta.json").write_text(json.dumps(meta, indent=1, sort_keys=True))
   return directory
 
 

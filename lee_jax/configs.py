@@ -46,6 +46,12 @@ def resolve_rng_impl(choice: str, backend: str) -> str:
   return choice
 
 
+DTYPES = ("bfloat16", "float32")
+# ModelConfig's annotations (strings: `from __future__ import annotations`) -> accepted types
+_FIELD_TYPES = {"int": (int,), "float": (int, float), "bool": (bool,), "str": (str,),
+                "str | None": (str, type(None))}
+
+
 @dataclasses.dataclass(frozen=True)
 class ModelConfig:
   """Sizes of the encoder, expression decoder and evaluation decoder (Table 9 names).
@@ -90,6 +96,19 @@ class ModelConfig:
   attention_impl: str | None = None
 
   def __post_init__(self):
+    # A meta.json is read into this class: a hand-edited 64.0 or "float8" fails here, in
+    # one line, not as a traceback from inside the model.
+    for f in dataclasses.fields(self):
+      value, kinds = getattr(self, f.name), _FIELD_TYPES[f.type]
+      if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+        raise ValueError(f"{f.name} must be {f.type}, got {value!r}")
+      if f.type == "int" and value < 1:
+        raise ValueError(f"{f.name} must be >= 1, got {value}")
+    if not 0 <= self.dropout < 1:
+      raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+    for name in ("dtype", "param_dtype"):
+      if getattr(self, name) not in DTYPES:
+        raise ValueError(f"{name} must be one of {DTYPES}, got {getattr(self, name)!r}")
     for name in ("enc", "expr", "eval"):
       dim, heads = getattr(self, f"{name}_dim"), getattr(self, f"{name}_heads")
       if dim % heads:

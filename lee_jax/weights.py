@@ -27,6 +27,9 @@ from lee_jax import cli
 from lee_jax.checkpoints import CheckpointError
 
 FORMAT = "lee_jax-weights-1"
+# meta.json's dtype -> how the arrays are stored (bfloat16 as its bit patterns: npz has no
+# bfloat16)
+STORED = {"float32": np.float32, "bfloat16": np.uint16}
 _SEP = "/"
 
 
@@ -74,12 +77,11 @@ def export(model, directory: str | pathlib.Path, name: str, dtype: str = "float3
   import ml_dtypes
   from flax import nnx
 
-  if dtype not in ("float32", "bfloat16"):
-    raise ValueError(f"dtype must be float32 or bfloat16, got {dtype!r}")
+  from lee_jax import checkpoints
+
+  if dtype not in STORED:
+    raise ValueError(f"dtype must be one of {tuple(STORED)}, got {dtype!r}")
   directory = pathlib.Path(directory)
-  directory.mkdir(parents=True, exist_ok=True)
-  for old in directory.glob("params-*.npz"):
-    old.unlink()
   flat = _flatten(nnx.to_pure_dict(nnx.state(model, nnx.Param)))
   if dtype == "bfloat16":
     flat = {k: v.astype(ml_dtypes.bfloat16).view(np.uint16) for k, v in flat.items()}
@@ -95,15 +97,20 @@ def export(model, directory: str | pathlib.Path, name: str, dtype: str = "float3
     shards[-1][k] = flat[k]
     size += cost
   files = {}
-  for i, shard in enumerate(shards):
-    path = directory / f"params-{i:02d}.npz"
-    np.savez(path, **shard)
-    files[path.name] = _sha256(path)
-  meta = {"format": FORMAT, "model": name, "model_config": dataclasses.asdict(model.cfg),
-          "dtype": dtype, "files": files, "n_params": int(sum(v.size for v in flat.values()))}
-  meta.update(extra or {})
-  (directory / "meta.json").write_text(json.dumps(meta, indent=1, sort_keys=True))
+  with checkpoints.replacing(directory, _is_model_file) as new:
+    for i, shard in enumerate(shards):
+      path = new / f"params-{i:02d}.npz"
+      np.savez(path, **shard)
+      files[path.name] = _sha256(path)
+    meta = {"format": FORMAT, "model": name, "model_config": dataclasses.asdict(model.cfg),
+            "dtype": dtype, "files": files, "n_params": int(sum(v.size for v in flat.values()))}
+    meta.update(extra or {})
+    (new / "meta.json").write_text(json.dumps(meta, indent=1, sort_keys=True))
   return directory
+
+
+def _is_model_file(name: str) -> bool:
+  return name == "meta.json" or (name.startswith("params-") and name.endswith(".npz"))
 
 
 def load(directory: str | pathlib.Path):
@@ -130,6 +137,14 @@ def load(directory: str | pathlib.Path):
                             "the package or re-export")
     with np.load(path) as z:
       flat.update({k: z[k] for k in z.files})
+  # meta.json is not hashed: a dtype it misstates would read bfloat16's bit patterns as
+  # numbers (|param| ~5e4), so the name and every array's storage type must agree.
+  if dtype not in STORED:
+    raise CheckpointError(f"{meta_file}: dtype must be one of {tuple(STORED)}, got {dtype!r}")
+  wrong = sorted(k for k, v in flat.items() if v.dtype != STORED[dtype])
+  if wrong:
+    raise CheckpointError(f"{directory}: {wrong[0]} is stored as {flat[wrong[0]].dtype}, not "
+                          f"as meta.json's {dtype} ({np.dtype(STORED[dtype])})")
   if dtype == "bfloat16":
     flat = {k: v.view(ml_dtypes.bfloat16).astype(np.float32) for k, v in flat.items()}
   try:
@@ -195,14 +210,16 @@ def main(argv):
     raise CheckpointError(f"--max_file_mib must be a number > 0, got {FLAGS.max_file_mib}")
   # export() replaces a folder's shards one by one: a model already there (the shipped one by
   # default) goes only when asked, and an unwritable place fails before the model loads.
-  to = pathlib.Path(FLAGS.to)
+  # (the default is the package's folder wherever the command runs: "lee_jax/weights" from
+  # another folder wrote a copy there that then shadowed the package)
+  to = pathlib.Path(FLAGS.to) if FLAGS.to else checkpoints.shipped_dir()
   if to.is_dir() and any(to.iterdir()) and not FLAGS.overwrite:
     raise cli.PathError(f"--to {to} is not empty (a model already there?); pass --overwrite "
                         "to replace it")
   with cli.no_empty_dir_left(to):  # (a bad --from once left an empty --to behind)
     cli.output_dir(to, flag="--to")
     source = checkpoints.model_dir(FLAGS["from"].value)
-    model = checkpoints.load_model(source)
+    model = load_any(source)  # (another weights folder too: a new dtype or latent noise)
   meta, _ = checkpoints.read_model_meta(source / "meta.json")
   extra = {"source": {k: meta[k] for k in ("phase", "step") if k in meta}}
   # the source's own search defaults (a run continued from the shipped model inherits them)
@@ -223,7 +240,8 @@ if __name__ == "__main__":
   from absl import flags
 
   flags.DEFINE_string("from", None, "Training workdir or its export/ folder.", required=True)
-  flags.DEFINE_string("to", "lee_jax/weights", "Destination directory.")
+  flags.DEFINE_string("to", None, "Destination directory (default: the package's own "
+                      "lee_jax/weights, the shipped model; needs --overwrite).")
   flags.DEFINE_enum("dtype", "float32", ["float32", "bfloat16"], "Stored precision.")
   flags.DEFINE_float("max_file_mib", 15.0, "Largest file written.")
   flags.DEFINE_float("latent_noise", None, "Record this latent noise as the model's search "

@@ -1,4 +1,5 @@
 import json
+import pathlib
 import subprocess
 import sys
 
@@ -145,3 +146,91 @@ def test_shipped_search_defaults_are_valid():
   from lee_jax import configs
   for preset in configs.PRESETS:
     configs.get_search_config(preset, weights.search_defaults())
+
+
+def test_a_misstated_dtype_is_an_error_not_garbage_weights(tmp_path):
+  # meta.json is not hashed: "float32" over bfloat16 shards read their bit patterns as
+  # numbers (|param| ~5e4) without a word.
+  out = weights.export(helpers.tiny_model(), tmp_path / "w", "tiny", dtype="bfloat16")
+  for dtype, needle in (("float32", "stored as uint16, not as meta.json's float32"),
+                        ("bf16", "dtype must be one of")):
+    _with_meta(out, dtype=dtype)
+    with pytest.raises(checkpoints.CheckpointError, match=needle) as e:
+      weights.load(out)
+    assert "\n" not in str(e.value)
+  _with_meta(out, dtype="bfloat16", model_config=dict(
+      json.loads((out / "meta.json").read_text())["model_config"], enc_dim=64.0))
+  with pytest.raises(checkpoints.CheckpointError, match="enc_dim must be int, got 64.0"):
+    weights.load(out)  # (a TypeError traceback from inside the model before)
+
+
+def test_a_failed_export_leaves_the_old_model(tmp_path, monkeypatch):
+  # The old shards were deleted first and the new ones written in place: a full disk on the
+  # second shard left neither model.
+  old = helpers.tiny_model(1)
+  out = weights.export(old, tmp_path / "w", "tiny", max_file_mib=0.2)
+  before = {p.name: p.read_bytes() for p in out.iterdir()}
+  savez, calls = np.savez, []
+
+  def full_disk(path, **arrays):
+    calls.append(path)
+    if len(calls) == 2:
+      raise OSError(28, "No space left on device")
+    savez(path, **arrays)
+
+  monkeypatch.setattr(np, "savez", full_disk)
+  with pytest.raises(OSError, match="No space left"):
+    weights.export(helpers.tiny_model(2), out, "tiny", max_file_mib=0.2)
+  assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+  assert [p.name for p in tmp_path.iterdir()] == ["w"]  # no partial folder left
+  monkeypatch.setattr(np, "savez", savez)
+  weights.export(helpers.tiny_model(2), out, "tiny")  # a whole export replaces it
+  assert _params(weights.load(out)).keys() == _params(old).keys()
+  assert len(list(out.glob("params-*.npz"))) == 1
+  (out / "notes.txt").write_text("mine")
+  with pytest.raises(checkpoints.CheckpointError, match=r"not a model's \(notes.txt\)"):
+    weights.export(old, out, "tiny")  # a folder of other things is not replaced whole
+  assert (out / "notes.txt").exists()
+
+
+def test_a_failed_orbax_export_leaves_the_old_one(tmp_path, monkeypatch):
+  # params/ was written, then meta.json: a kill between them left the new params under the
+  # old meta.json's label.
+  src = helpers.export_tiny(tmp_path / "export")
+  files = lambda: {str(p.relative_to(src)): p.read_bytes() for p in src.rglob("*") if p.is_file()}
+  before = files()
+  write_text = pathlib.Path.write_text
+
+  def killed_at_meta(self, *args, **kw):
+    if self.name == "meta.json":
+      raise OSError(28, "No space left on device")
+    return write_text(self, *args, **kw)
+
+  monkeypatch.setattr(pathlib.Path, "write_text", killed_at_meta)
+  with pytest.raises(OSError, match="No space left"):
+    checkpoints.export_params(src, nnx.state(helpers.tiny_model(5), nnx.Param), {"model": "x"})
+  monkeypatch.undo()
+  assert files() == before
+  assert sorted(p.name for p in tmp_path.iterdir()) == ["export"]
+
+
+def test_cli_defaults_to_the_package_folder_and_reads_weights_folders(tmp_path):
+  w = weights.export(helpers.tiny_model(), tmp_path / "w", "tiny", dtype="float32")
+  # run from another folder: "lee_jax/weights" was relative to it (and then shadowed the
+  # package); the package's own folder holds the shipped model, so it is refused
+  r = subprocess.run([sys.executable, "-m", "lee_jax.weights", f"--from={w}"], cwd=tmp_path,
+                     capture_output=True, text=True, timeout=300)
+  assert r.returncode == 2 and str(checkpoints.shipped_dir()) in r.stderr, r.stderr
+  assert not (tmp_path / "lee_jax").exists()
+  # a weights folder as --from (a new dtype): "cannot restore .../params" before
+  r = subprocess.run([sys.executable, "-m", "lee_jax.weights", f"--from={w}",
+                      f"--to={tmp_path / 'w16'}", "--dtype=bfloat16"], capture_output=True,
+                     text=True, timeout=300)
+  assert r.returncode == 0, r.stderr
+  assert json.loads((tmp_path / "w16" / "meta.json").read_text())["dtype"] == "bfloat16"
+
+
+def _with_meta(directory, **fields):
+  meta = json.loads((directory / "meta.json").read_text())
+  meta.update(fields)
+  (directory / "meta.json").write_text(json.dumps(meta))
