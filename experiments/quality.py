@@ -148,10 +148,12 @@ def measure(eng: engine_lib.Engine, n: int, seed: int, fit_iters: int) -> dict:
 
   rng = np.random.default_rng(seed + 1)
   exact, skel, rec_r2, one_r2, fit_r2, skipped, invalid = 0, 0, [], [], [], 0, 0
+  hits = np.zeros(n, bool)
   for i, tree in enumerate(trees):
     rec, one = parse_or_none(rec_ids[i]), parse_or_none(one_ids[i])
     invalid += (rec is None) + (one is None)
-    exact += rec is not None and E.to_prefix(rec) == E.to_prefix(tree)
+    hits[i] = rec is not None and E.to_prefix(rec) == E.to_prefix(tree)
+    exact += hits[i]
     skel += rec is not None and skeleton(rec) == skeleton(tree)
     X = latent.uniform_points(rng, FRESH_POINTS, k[i])
     y = values(tree, X)
@@ -168,6 +170,9 @@ def measure(eng: engine_lib.Engine, n: int, seed: int, fit_iters: int) -> dict:
   return {"n": n, "skipped_nonfinite_truth": skipped, "invalid_decodes": invalid,
           "reconstruction": {"exact_match": exact / n, "skeleton_match": skel / n,
                              **summarize(rec_r2)},
+          # by variable count: the grammar of 2026-11-29 put constants in 5+ variable laws,
+          # which the models before it never saw (their held-out numbers fell with it)
+          "exact_match_by_vars": {int(v): float(hits[k == v].mean()) for v in np.unique(k)},
           "oneshot": summarize(one_r2), "oneshot_fitted": summarize(fit_r2)}
 
 
@@ -188,6 +193,10 @@ def to_markdown(result: dict) -> str:
     s = result[name]
     lines.append(f"| {label} | -- | -- | {f(s['median_r2'])} | {f(s['share_r2_ge_0.99'])} | "
                  f"{f(s['mean_r2_clipped'])} |")
+  by_vars = result.get("exact_match_by_vars", {})
+  if by_vars:
+    lines += ["", "Exact match by number of variables: " + ", ".join(
+        f"{k}: {f(v)}" for k, v in sorted(by_vars.items(), key=lambda kv: int(kv[0])))]
   return "\n".join(lines) + "\n"
 
 

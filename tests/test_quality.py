@@ -71,6 +71,8 @@ def test_an_oracle_decoder_scores_perfect_reconstruction(eng, monkeypatch):
   assert rec["exact_match"] == rec["skeleton_match"] == 1.0
   assert rec["n"] == 24 - r["skipped_nonfinite_truth"] > 0
   assert rec["median_r2"] == 1.0 and rec["share_r2_ge_0.99"] == 1.0
+  k = [latent.n_vars_of(t) for t in heldout[0]]
+  assert r["exact_match_by_vars"] == {v: 1.0 for v in sorted(set(k))}
   assert r["invalid_decodes"] == 24 and r["oneshot"]["mean_r2_clipped"] == 0.0
   assert calls == [(24, helpers.TINY.d_z)] * 2
 
@@ -85,6 +87,7 @@ def test_main_writes_json_and_markdown(eng, tmp_path, monkeypatch, capsys):
   assert 0 <= r["reconstruction"]["exact_match"] <= 1 and r["n"] == 16
   md = (tmp_path / "quality.md").read_text()
   assert "untrained tiny model" in md.splitlines()[0] and md.count("\n| ") == 4
+  assert "Exact match by number of variables: " in md
   with flagsaver.flagsaver(random_model="tiny", out_dir=str(tmp_path), n=0):
     with pytest.raises(SystemExit) as e:
       quality.main([])
