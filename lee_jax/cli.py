@@ -54,6 +54,26 @@ def output_dir(path: str | os.PathLike, flag: str = "--out_dir") -> pathlib.Path
 
 
 @contextlib.contextmanager
+def exclusive(directory: str | os.PathLike, what: str):
+  """Holds a lock on the folder (flock on its own descriptor: no file is left in it) for
+  the block: a second `what` on the same folder is a PathError, not a run that dies at its
+  first save with Orbax's tracebacks, or two runs' checkpoints mixed. The lock goes with
+  the process, however it ends."""
+  import fcntl
+
+  fd = os.open(directory, os.O_RDONLY)
+  try:
+    try:
+      fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+      raise PathError(f"{directory} is in use by another {what}; wait for it to end or "
+                      "pass another folder") from None
+    yield
+  finally:
+    os.close(fd)  # (closing releases the lock)
+
+
+@contextlib.contextmanager
 def no_empty_dir_left(path: str | os.PathLike):
   """A block that may create the folder `path` (an output or run folder): if it raises while
   the folder it created is still empty, the folder goes again (a command refused at its

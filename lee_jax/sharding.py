@@ -4,8 +4,8 @@ The only module that asks how many devices there are. The same code runs on 1 CP
 simulated CPU devices (tests), 1 GPU or many GPUs on many hosts.
 
 Multi-host: when the usual cluster variables are set (JAX_COORDINATOR_ADDRESS +
-JAX_NUM_PROCESSES + JAX_PROCESS_ID, or a SLURM/Open MPI/Kubernetes job that JAX's
-auto-detection understands), `initialize_distributed()` calls `jax.distributed.initialize()`
+JAX_NUM_PROCESSES + JAX_PROCESS_ID, or a SLURM or Open MPI job that JAX's auto-detection
+understands; elsewhere, Kubernetes included, set the three JAX_* variables), `initialize_distributed()` calls `jax.distributed.initialize()`
 before any device is touched; every process then runs the same command and reads its own
 slice of the data stream (`pipeline.batches(shard=...)`).
 """
@@ -18,13 +18,40 @@ import jax
 import numpy as np
 
 _CLUSTER_VARS = ("JAX_COORDINATOR_ADDRESS", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE")
+_EXPLICIT_VARS = ("JAX_COORDINATOR_ADDRESS", "JAX_NUM_PROCESSES", "JAX_PROCESS_ID")
+
+
+class ClusterError(ValueError):
+  """Cluster variables that do not describe a launch (one line, naming them)."""
 
 
 def in_cluster() -> bool:
-  """Whether this process is one of a multi-process job (`initialize_distributed` starts it)."""
+  """Whether this process is one of a multi-process job (`initialize_distributed` starts it).
+  An explicit JAX_COORDINATOR_ADDRESS wins over a 1-task SLURM or Open MPI wrapper (a job
+  launched by hand inside `salloc -n1` trained alone before)."""
+  if "JAX_COORDINATOR_ADDRESS" in os.environ:
+    return True
   if not any(v in os.environ for v in _CLUSTER_VARS):
     return False
   return os.environ.get("SLURM_NTASKS", "2") != "1" and os.environ.get("OMPI_COMM_WORLD_SIZE", "2") != "1"
+
+
+def explicit_launch() -> tuple[str, int, int]:
+  """(coordinator address, number of processes, this process's id) from the JAX_* variables;
+  ClusterError when one is missing or not a number (a KeyError traceback before)."""
+  missing = [v for v in _EXPLICIT_VARS if not os.environ.get(v)]
+  if missing:
+    raise ClusterError(f"JAX_COORDINATOR_ADDRESS is set, so {', '.join(_EXPLICIT_VARS)} must "
+                       f"all be: {', '.join(missing)} missing")
+  try:
+    n, pid = int(os.environ["JAX_NUM_PROCESSES"]), int(os.environ["JAX_PROCESS_ID"])
+  except ValueError:
+    raise ClusterError("JAX_NUM_PROCESSES and JAX_PROCESS_ID must be integers, got "
+                       f"{os.environ['JAX_NUM_PROCESSES']!r} and "
+                       f"{os.environ['JAX_PROCESS_ID']!r}") from None
+  if not 0 <= pid < n:
+    raise ClusterError(f"JAX_PROCESS_ID must be in 0..JAX_NUM_PROCESSES-1, got {pid} of {n}")
+  return os.environ["JAX_COORDINATOR_ADDRESS"], n, pid
 
 
 def initialize_distributed() -> bool:
@@ -32,10 +59,8 @@ def initialize_distributed() -> bool:
   if not in_cluster():
     return False
   if "JAX_COORDINATOR_ADDRESS" in os.environ:  # explicit launch: pass the three values on
-    jax.distributed.initialize(
-        coordinator_address=os.environ["JAX_COORDINATOR_ADDRESS"],
-        num_processes=int(os.environ["JAX_NUM_PROCESSES"]),
-        process_id=int(os.environ["JAX_PROCESS_ID"]))
+    address, n, pid = explicit_launch()
+    jax.distributed.initialize(coordinator_address=address, num_processes=n, process_id=pid)
   else:  # SLURM / Open MPI: JAX's cluster auto-detection
     jax.distributed.initialize()
   return True

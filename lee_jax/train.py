@@ -13,6 +13,7 @@ params to WORKDIR/export (the latest phase) and WORKDIR/export_phaseN. Multi-hos
 
 from __future__ import annotations
 
+import contextlib
 import pathlib
 import sys
 import tempfile
@@ -149,7 +150,10 @@ def main(argv):
         pass
     except OSError as e:
       raise TrainError(f"cannot write to --workdir={cfg.workdir}: {e.strerror or e}") from None
-    run_phases(cfg, phases)
+    # (one host locks: the others of a multi-host run share the folder)
+    with (cli.exclusive(cfg.workdir, "training run") if jax.process_index() == 0
+          else contextlib.nullcontext()):
+      run_phases(cfg, phases)
 
 
 def run_phases(cfg: TrainConfig, phases) -> None:
@@ -165,4 +169,4 @@ def run_phases(cfg: TrainConfig, phases) -> None:
 
 
 if __name__ == "__main__":
-  cli.run(main, TrainError, checkpoints.CheckpointError)
+  cli.run(main, TrainError, checkpoints.CheckpointError, sharding.ClusterError)

@@ -225,7 +225,9 @@ def make_eval_step(graphdef, model_cfg: configs.ModelConfig):
 def _meta(cfg: TrainConfig, phase: int) -> dict:
   weights = phase_weights(cfg, phase)
   meta = {"model": cfg.model, "model_config": dataclasses.asdict(cfg.model_cfg), "phase": phase,
-          "loss_weights": dataclasses.asdict(weights)}
+          "loss_weights": dataclasses.asdict(weights),
+          # what the saved data position means: another seed or batch size reads another stream
+          "data": {"seed": cfg.seed, "batch_size": cfg.batch_size}}
   if weights.align and cfg.model_cfg.use_vae:
     ema = uses_ema_target(cfg, weights)
     meta["align_target"] = {"kind": "ema" if ema else "online", "decay": cfg.align_ema if ema else None}
@@ -384,6 +386,8 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
       # or a hyperparameter in the state) are part of the optimizer state's structure
       expected = _expected(cfg) | {k: _meta(cfg, phase).get(k) for k in ("align_target",
                                                                           "lr_schedule")}
+      if "data" in checkpoints.read_meta(mngr, start):  # (saved since 2026-11-29)
+        expected["data"] = _meta(cfg, phase)["data"]  # --seed=1 resumed a seed-0 run silently
       params, opt_state, _ = checkpoints.restore(mngr, start, checkpoints.abstract(full_params()),
                                                  checkpoints.abstract(opt_state), data_it, expected)
       nnx.update(model, params)

@@ -263,6 +263,25 @@ def test_no_vae_model_skips_phase_4(tmp_path):
   assert not (tmp_path / "new").exists()
 
 
+def test_a_second_run_on_a_busy_workdir_is_refused(tmp_path):
+  # It started, then died at its first save with Orbax's tracebacks (or the two runs'
+  # checkpoints mixed).
+  from lee_jax import cli
+  run = tmp_path / "run"
+  run.mkdir()
+  with cli.exclusive(run, "training run"):
+    r = subprocess.run(_cli(run, "--phase=1", "--steps=1"), capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert f"{run} is in use by another training run" in r.stderr
+    with pytest.raises(cli.PathError, match="in use"):
+      with cli.exclusive(run, "training run"):
+        pass
+  assert list(run.iterdir()) == []  # the lock leaves no file
+  with cli.exclusive(run, "training run"):  # released with its holder
+    pass
+
+
 def test_cli_missing_previous_phase_is_one_line_error(tmp_path):
   r = subprocess.run(_cli(tmp_path / "new", "--phase=3"), capture_output=True, text=True,
                      timeout=120)
@@ -316,6 +335,19 @@ def test_single_process_does_not_start_distributed(monkeypatch):
   assert sharding.in_cluster()
   mesh = sharding.mesh()
   assert mesh.shape["data"] == jax.device_count() == 2  # conftest simulates 2 CPU devices
+  # an explicit coordinator wins over a 1-task wrapper (it trained alone inside `salloc -n1`)
+  monkeypatch.setenv("SLURM_NTASKS", "1")
+  monkeypatch.setenv("JAX_COORDINATOR_ADDRESS", "10.0.0.1:1234")
+  assert sharding.in_cluster()
+  for env, needle in (({}, "JAX_NUM_PROCESSES, JAX_PROCESS_ID missing"),
+                      ({"JAX_NUM_PROCESSES": "two", "JAX_PROCESS_ID": "0"}, "must be integers"),
+                      ({"JAX_NUM_PROCESSES": "2", "JAX_PROCESS_ID": "2"}, "got 2 of 2")):
+    for var, value in env.items():
+      monkeypatch.setenv(var, value)
+    with pytest.raises(sharding.ClusterError, match=needle):  # a KeyError traceback before
+      sharding.initialize_distributed()
+  monkeypatch.setenv("JAX_PROCESS_ID", "1")
+  assert sharding.explicit_launch() == ("10.0.0.1:1234", 2, 1)
 
 
 @pytest.mark.slow
@@ -439,6 +471,10 @@ def test_deadline_stops_with_a_resumable_checkpoint_and_a_partial_export(tmp_pat
   model = checkpoints.load_model(tmp_path / "export_partial")
   assert model_lib.count_params(model) > 0
   assert not (tmp_path / "export").exists()  # export/ means a finished phase
+  # another seed reads another data stream from the saved position: it resumed silently
+  with pytest.raises(checkpoints.CheckpointError, match=r"data.seed=0, not 5; use another"):
+    train.train_phase(_cfg(tmp_path, init="scratch", seed=5), phase=1)
+  assert meta["data"] == {"seed": 0, "batch_size": 4}
   out = train.train_phase(_cfg(tmp_path, init="scratch"), phase=1)  # resumes, ends
   assert out["finished"] and out["step"] == 2
   assert (tmp_path / "export" / "meta.json").is_file() and not (tmp_path / "export_partial").exists()
