@@ -1,6 +1,7 @@
 """Peer SR systems behind one interface, for side-by-side runs on identical splits.
 
-    fit_peer("gplearn", X_train, y_train, seed) -> (sympy expression over x0..x{k-1}, seconds)
+    fit_peer("gplearn", X_train, y_train, seed) -> (sympy expression over x0..x{k-1},
+                                                    its predict, seconds)
     fit_peer("operon", X_train, y_train, seed, generations=5)  # a smaller budget
 
 gplearn (0.4) and Operon (pyoperon 0.6) are the pip-installable peers (`pip install
@@ -14,6 +15,7 @@ offline (its Julia backend is downloaded at first use), so it is not here. `gene
 from __future__ import annotations
 
 import time
+from typing import Callable
 
 import numpy as np
 import sympy
@@ -31,8 +33,11 @@ def _gplearn_sympy(program: str, k: int) -> sympy.Expr:
 
 
 def fit_peer(name: str, X: np.ndarray, y: np.ndarray, seed: int,
-             generations: int | None = None) -> tuple[sympy.Expr, float]:
-  """Fit a peer on (X, y); returns its model as SymPy over x0..x{k-1} and the fit seconds."""
+             generations: int | None = None) -> tuple[sympy.Expr, Callable, float]:
+  """Fit a peer on (X, y); returns its model as SymPy over x0..x{k-1} (for its size), its
+  own `predict` (for its scores, as SRBench scores it: gplearn's printed program rounds
+  constants to 3 decimals and loses its protected division, which moved a Strogatz cell's
+  test R2 from 0.314 to -0.073) and the fit seconds."""
   budget = {} if generations is None else {"generations": int(generations)}
   k = X.shape[1]
   names = [f"x{i}" for i in range(k)]
@@ -53,4 +58,4 @@ def fit_peer(name: str, X: np.ndarray, y: np.ndarray, seed: int,
     expr = sympy.sympify(text, locals={n: sympy.Symbol(n, real=True) for n in names})
   else:
     raise ValueError(f"unknown peer {name!r}; peers: {', '.join(PEERS)}")
-  return expr, time.perf_counter() - t
+  return expr, est.predict, time.perf_counter() - t

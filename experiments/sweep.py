@@ -210,17 +210,15 @@ def check_settings(path: pathlib.Path, settings: dict) -> None:
 
 def run_peer(method: str, p: datasets.Split, seed: int, generations: int | None = None) -> dict:
   """A peer on SRBench's training part (train + validation: peers have no use for our
-  validation fold), scored like LEE: R2 on each fold, LEE's simplified node count."""
+  validation fold), scored like LEE: R2 on each fold (of the peer's own predict, as SRBench
+  scores it), LEE's simplified node count."""
   from lee_jax import complexity
-  from lee_jax import expr as E
 
   X = np.concatenate([p.X_train, p.X_val])
   y = np.concatenate([p.y_train, p.y_val])
-  model, seconds = peers.fit_peer(method, X, y, seed, generations)
-  names = [f"x{i}" for i in range(X.shape[1])]
-  f = E.numpy_function(model, names)
+  model, predict, seconds = peers.fit_peer(method, X, y, seed, generations)
   return {"found": True, "expression": str(model), "wall_time_s": round(seconds, 3),
-          "r2_train": score.r2(y, f(X)), "r2_test": score.r2(p.y_test, f(p.X_test)),
+          "r2_train": score.r2(y, predict(X)), "r2_test": score.r2(p.y_test, predict(p.X_test)),
           "complexity": complexity.node_count(complexity.simplify(model)),
           "complexity_raw": complexity.node_count(model)}
 

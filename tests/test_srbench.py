@@ -166,6 +166,20 @@ def test_peers_run_through_the_same_runner(tmp_path):
   assert r.returncode == 2 and "--peer_generations sets a peer's budget" in r.stderr
 
 
+def test_a_peer_is_scored_by_its_own_predict():
+  # gplearn's printed program rounds constants to 3 decimals and divides where its own
+  # protected division gives 1: this recorded cell read -0.073 for a model that scores 0.314.
+  pytest.importorskip("gplearn")
+  sys.path.insert(0, str(REPO / "experiments"))
+  import sweep
+  from lee_jax import datasets
+
+  ds = datasets.load_dataset("strogatz_bacres1")
+  p = datasets.split(ds.X, ds.y, seed=1000, noise=0.0)
+  row = sweep.run_peer("gplearn", p, 1000)
+  assert row["r2_test"] == pytest.approx(0.314, abs=0.002)
+
+
 def test_aggregate_puts_our_runs_beside_the_paper_rows(tmp_path):
   run = tmp_path / "run"
   run.mkdir()
