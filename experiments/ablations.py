@@ -194,9 +194,14 @@ def load(novae: bool) -> sweep_lib.Model:
   return model
 
 
-def run(jobs: dict[str, Job]) -> None:
-  for job in jobs.values():  # a mixed folder fails before any model loads or cell runs
+def check(jobs: dict[str, Job]) -> None:
+  """A folder of cells run with other settings fails before any model loads, cell runs or
+  table is written (--aggregate_only wrote another setting's cells under this one's label)."""
+  for job in jobs.values():
     sweep_lib.check_settings(job.sweep.results, job.sweep.settings(source(job.setting.novae)))
+
+
+def run(jobs: dict[str, Job]) -> None:
   models: dict[bool, sweep_lib.Model] = {}
   for folder, job in jobs.items():
     if not job.sweep.todo():
@@ -318,6 +323,7 @@ def main(argv):
     return
   # A dry run writes nothing; otherwise an unwritable --out_dir fails here, before any cell.
   out = cli.output_dir(_OUT.value)
+  check(jobs)
   if not _AGG.value:
     run(jobs)
   for table in tables:

@@ -80,15 +80,28 @@ def compare(before: dict[tuple, dict], after: dict[tuple, dict], tie: float = 1e
   keys = sorted(set(before) & set(after))
   if not keys:
     raise ValueError("the two result sets share no cell")
+  # the same (dataset, noise, trial) under two base seeds is two splits, not a pair
+  seeds = [k for k in keys if None not in (before[k].get("seed"), after[k].get("seed"))
+           and before[k]["seed"] != after[k]["seed"]]
+  if seeds:
+    raise ValueError(f"{len(seeds)} paired cells ran with other seeds ({seeds[0][0]} trial "
+                     f"{seeds[0][2]}: {before[seeds[0]].get('seed')} vs "
+                     f"{after[seeds[0]].get('seed')}); compare runs of one --seed")
   a = np.array([_r2(before[k]) for k in keys])
   b = np.array([_r2(after[k]) for k in keys])
   ca, cb = np.clip(np.nan_to_num(a, nan=0.0), 0, 1), np.clip(np.nan_to_num(b, nan=0.0), 0, 1)
   d = cb - ca
 
   def side(r2, clipped, cells):
-    return {"mean": float(np.nanmean(r2)), "median": float(np.nanmedian(r2)),
+    # A failed cell (no finite test R2) as R2 0 and out of the complexity, as the sweep's
+    # summary and sweep_results count it: its mean and median left it out and its
+    # complexity counted it as 0 nodes.
+    r2 = np.nan_to_num(r2, nan=0.0)
+    sizes = [c["complexity"] for c in cells if c.get("complexity") is not None
+             and np.isfinite(_r2(c))]
+    return {"mean": float(r2.mean()), "median": float(np.median(r2)),
             "clipped": float(clipped.mean()),
-            "complexity": float(np.mean([c.get("complexity") or 0 for c in cells])),
+            "complexity": float(np.mean(sizes)) if sizes else float("nan"),
             "wall_s": float(np.mean([c.get("wall_time_s") or 0 for c in cells]))}
 
   return {"cells": len(keys), "before": side(a, ca, [before[k] for k in keys]),

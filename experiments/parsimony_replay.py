@@ -74,6 +74,12 @@ def replay(cell: dict, again: bool = False) -> dict:
 ANSWER = ("expression", "complexity", "r2_val", "r2_test", "origin")
 
 
+def _r2(cell: dict) -> str:
+  """A cell's test R2 in the log (null where the predictions were not finite: a TypeError)."""
+  v = cell.get("r2_test")
+  return "-" if v is None else f"{v:.4f}"
+
+
 def main(argv):
   if len(argv) != 2:
     raise ValueError("usage: parsimony_replay.py RESULTS.jsonl [--out=FILE]")
@@ -83,8 +89,8 @@ def main(argv):
   for key, c in recorded.items():
     replayed[key] = after = compare_runs.replayed(argv[1], c, lambda c: replay(c, FLAGS.again))
     if after is not c:
-      print(f"  {c['dataset']} (noise {c['noise']}): {c['r2_test']:.4f} C {c['complexity']} "
-            f"{c['expression']}  ->  {after['r2_test']:.4f} C {after['complexity']} "
+      print(f"  {c['dataset']} (noise {c['noise']}): {_r2(c)} C {c['complexity']} "
+            f"{c['expression']}  ->  {_r2(after)} C {after['complexity']} "
             f"{after['expression']}", flush=True)
   d = compare_runs.compare(recorded, replayed)
   print(f"{len(recorded)} cells, {sum(r is not c for r, c in zip(replayed.values(), recorded.values()))} "

@@ -39,7 +39,10 @@ def define_search_flags(datasets_help: str, mode: bool = True, sweep: bool = Fal
   convergence.py, timing.py). mode=False leaves out --mode (ablations.py sets modes itself);
   sweep=True adds the sweep runners' --fitter, --n_init and sharding flags."""
   flags.DEFINE_list("datasets", None, datasets_help)
-  flags.DEFINE_integer("seed", 0, "Base seed: trial t uses seed + 1000 t, its round r seed + r.")
+  # (bounded: a negative seed was recorded as a failed cell in every cell, and the folder
+  # then refused the corrected command as another setting)
+  flags.DEFINE_integer("seed", 0, "Base seed: trial t uses seed + 1000 t, its round r seed + r.",
+                       lower_bound=0, upper_bound=2**31)
   flags.DEFINE_enum("preset", "fast", list(configs.PRESETS), "Search preset.")
   if mode:
     flags.DEFINE_enum("mode", "combined", list(configs.MODES), "Search mode.")

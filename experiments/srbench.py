@@ -58,7 +58,7 @@ cells, cell_key, read_results, summary = (sweep_lib.cells, sweep_lib.cell_key,
 def _summary(path: pathlib.Path) -> str:
   """The summary of a results.jsonl, leaving out (with one warning) lines it cannot place: a
   line of an older run may hold a null or NaN noise level, or not be a cell at all."""
-  rows = read_results(path)
+  rows = read_results(path, strict=False)
   ok = [r for r in rows if isinstance(r, dict) and isinstance(r.get("group"), str)
         and isinstance(r.get("noise"), numbers.Real) and math.isfinite(r["noise"])]
   if len(ok) < len(rows):

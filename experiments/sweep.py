@@ -51,7 +51,10 @@ def model_source(checkpoint: str | None = None, random_model: str | None = None,
   """The label a model's cells carry (known before the model loads)."""
   if random_model:
     return f"untrained {random_model}" + ("" if use_vae else " (use_vae=False)")
-  return checkpoint or checkpoints.model_label(None)  # 'shipped <size> <checksum prefix>'
+  # 'shipped <size> <checksum prefix>', or the folder with what it holds ('runs/s/export
+  # (small, phase 3, step 900)'): by its path alone, a model retrained in place resumed the
+  # old one's sweep
+  return checkpoints.model_label(checkpoint)
 
 
 def search_defaults(checkpoint: str | None = None, random_model: str | None = None
@@ -129,9 +132,11 @@ class Sweep:
 
 
 def cells(names: list[str], noises: list[float], trials: int) -> list[Cell]:
+  """Every (dataset, noise, trial) once: a name or level given twice (`--noise=0,0`) ran and
+  recorded the same cell twice, and the summary counted both."""
   out = []
-  for name in names:
-    for noise in (noises if datasets.group_of(name) != "blackbox" else [0.0]):
+  for name in dict.fromkeys(names):
+    for noise in dict.fromkeys(noises if datasets.group_of(name) != "blackbox" else [0.0]):
       out.extend((name, noise, t) for t in range(trials))
   return out
 
@@ -140,12 +145,29 @@ def cell_key(name: str, noise: float, t: int) -> str:
   return f"{name}|{noise:g}|{t}"
 
 
-def read_results(path: pathlib.Path) -> list[dict]:
-  """Every complete line of results.jsonl (a line cut short by a kill is skipped; any other
-  line that is not JSON is an error naming it: `jsonl.numbered`)."""
+def read_results(path: pathlib.Path, strict: bool = True) -> list[dict]:
+  """Every cell of results.jsonl once (a line cut short by a kill is skipped; any other line
+  that is not JSON is an error naming it: `jsonl.numbered`). A cell recorded twice counts
+  as its last record, in the first one's place, as `sweep_results.read_rows` counts it (the
+  summary and the ablation tables counted both). strict: a line that is not a cell record
+  is a MixedSettingsError naming it (a resumed sweep failed on it with a KeyError); else
+  it is kept as it is, for the summary to leave out."""
   if not path.exists():
     return []
-  return jsonl.read(path)
+  try:
+    numbered = jsonl.numbered(path)
+  except (jsonl.JsonlError, UnicodeDecodeError, OSError) as e:
+    raise MixedSettingsError(f"{path}: cannot read it ({str(e).splitlines()[0]})") from None
+  rows = {}
+  for n, r in numbered:
+    if isinstance(r, dict) and isinstance(r.get("key"), str) and "trial" in r:
+      rows[r["key"]] = r
+    elif strict:
+      raise MixedSettingsError(f"{path} line {n}: not a cell record (no key and trial); "
+                               "use another --out_dir or remove the line")
+    else:
+      rows[("line", n)] = r
+  return list(rows.values())
 
 
 def stats(sweep: Sweep, noise: float, drop_failed: bool) -> dict:

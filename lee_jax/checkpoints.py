@@ -263,6 +263,8 @@ def model_label(checkpoint: str | pathlib.Path | None = None) -> str:
       return f"shipped {meta['model']} {''.join(sorted(meta['files'].values()))[:8]}"
     meta = json.loads((model_dir(checkpoint) / "meta.json").read_text())
     held = [str(meta["model"])] + [f"{k} {meta[k]}" for k in ("phase", "step") if k in meta]
+    if isinstance(meta.get("files"), dict):  # a weights folder: its checksum tells two apart
+      held.append("".join(sorted(map(str, meta["files"].values())))[:8])
     return f"{checkpoint} ({', '.join(held)})"
   except (OSError, ValueError, KeyError, TypeError, AttributeError, CheckpointError):
     return "shipped" if checkpoint is None else str(checkpoint)

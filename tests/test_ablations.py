@@ -144,3 +144,16 @@ def test_an_unwritable_out_dir_is_one_line(tmp_path):
     r = _run(out, "--table=2", "--random_model=tiny", *SMALL, "--aggregate_only")
     assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
     assert r.stderr.startswith(f"error: --out_dir {out}") and f.read_text() == "keep"
+
+
+def test_aggregate_only_refuses_a_folder_of_another_setting(tmp_path):
+  # it wrote another model's cells under this run's label (running refused the same folder)
+  cell = {"key": "strogatz_glider1|0|0", "dataset": "strogatz_glider1", "group": "strogatz",
+          "method": "lee", "noise": 0.0, "trial": 0, "seed": 0, "r2_test": 0.99, "complexity": 5,
+          "settings": {"method": "lee", "model": "runs/some_other_model", "seed": 0}}
+  (tmp_path / "iterative").mkdir()
+  (tmp_path / "iterative" / "results.jsonl").write_text(json.dumps(cell) + "\n")
+  r = _run(tmp_path, "--table=2", "--random_model=tiny", *SMALL, "--aggregate_only")
+  assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+  assert "holds cells run with other settings" in r.stderr
+  assert not list(tmp_path.glob("table2.*"))

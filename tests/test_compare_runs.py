@@ -34,6 +34,21 @@ def test_pairs_only_shared_cells_and_clips(tmp_path):
     compare_runs.read_cells(tmp_path / "missing")
 
 
+def test_failed_cells_count_as_the_sweeps_count_them_and_seeds_must_match(tmp_path):
+  # a failed cell: mean and median left it out, clipped counted 0, complexity counted 0 nodes
+  a = _write(tmp_path / "a.jsonl", [("d1", 0, 0.5, 5), ("d2", 0, 0.9, 10)])
+  b = _write(tmp_path / "b.jsonl", [("d1", 0, None, None), ("d2", 0, 0.9, 10)])
+  side = compare_runs.compare(compare_runs.read_cells(a), compare_runs.read_cells(b))["after"]
+  assert side["mean"] == side["clipped"] == pytest.approx(0.45) and side["complexity"] == 10
+  assert side["median"] == pytest.approx(0.45)
+  # the same (dataset, noise, trial) under another --seed is another split: it paired them
+  cells = {k: dict(c, seed=0) for k, c in compare_runs.read_cells(a).items()}
+  other = {k: dict(c, seed=7) for k, c in cells.items()}
+  assert compare_runs.compare(cells, cells)["cells"] == 2  # (a cell without one: a replay)
+  with pytest.raises(ValueError, match="2 paired cells ran with other seeds"):
+    compare_runs.compare(cells, other)
+
+
 def _main(*args):
   return subprocess.run([sys.executable, str(REPO / "experiments" / "compare_runs.py"), *map(str, args)],
                         capture_output=True, text=True, cwd=REPO, timeout=120)

@@ -210,6 +210,32 @@ def test_the_shipped_model_is_named_by_its_checksum(tmp_path, monkeypatch):
   assert sweep.model_source() == "shipped tiny ab12cd34"
   assert sweep.model_source("runs/small") == "runs/small"
   assert sweep.model_source(random_model="tiny") == "untrained tiny"
+  # a checkpoint by what it holds: by its path alone, a model retrained in place resumed the
+  # old one's sweep
+  export = tmp_path / "run" / "export"
+  export.mkdir(parents=True)
+  for phase in (1, 3):
+    (export / "meta.json").write_text(json.dumps({"model": "small", "phase": phase, "step": 9}))
+    assert sweep.model_source(str(tmp_path / "run")) == f"{tmp_path / 'run'} (small, phase {phase}, step 9)"
+  assert sweep.model_source(str(tmp_path)) == f"{tmp_path} (tiny, ab12cd34)"  # a weights folder
+
+
+def test_cells_and_records_count_each_cell_once(tmp_path):
+  # --noise=0,0 ran and recorded every cell twice, and the summary and the ablation tables
+  # counted both; a line that is not a cell failed a resumed sweep with a KeyError
+  sys.path.insert(0, str(REPO / "experiments"))
+  import sweep
+
+  assert sweep.cells(["strogatz_lv1", "strogatz_lv1"], [0.0, 0.0, 0.1], 1) == [
+      ("strogatz_lv1", 0.0, 0), ("strogatz_lv1", 0.1, 0)]
+  path = tmp_path / "results.jsonl"
+  row = {"key": "strogatz_lv1|0|0", "trial": 0, "seed": 0, "method": "lee", "r2_test": 0.2}
+  path.write_text(json.dumps(row) + "\n" + json.dumps(dict(row, r2_test=0.6)) + "\n")
+  assert [r["r2_test"] for r in sweep.read_results(path)] == [0.6]
+  path.write_text(path.read_text() + '{"note": "mine"}\n')
+  with pytest.raises(sweep.MixedSettingsError, match="line 3: not a cell record"):
+    sweep.read_results(path)
+  assert len(sweep.read_results(path, strict=False)) == 2  # the summary leaves it out
 
 
 def test_stats_mean_std_median_and_failures(tmp_path):
