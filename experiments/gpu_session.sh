@@ -3,8 +3,10 @@
 # included; 10 minutes per command; the machine kept only 30 s between calls) as a few full
 # calls. Run from the repo root on the device machine, with `.whl` carried
 # (`../shared/gpu/wheels.sh grain==0.2.18 array-record cloudpickle portpicker threadpoolctl`
-# fetches grain and friends, and threadpoolctl for L-BFGS-B's one BLAS thread). A 15-minute
-# lease is one `bench 520` or one `chunk PHASE`; `go`/`train`/`watch` need a 30-minute one.
+# fetches grain and friends, and threadpoolctl for L-BFGS-B's one BLAS thread; the tree with
+# them is over a call's 64 MiB unless `bash experiments/device_tree.sh hide` leaves the
+# recorded results behind first). A 15-minute lease is `bench 460` and `chunk PHASE 270`
+# (BUILD_NOTES "GPU session plan"); `go`/`train`/`watch` need a 30-minute one.
 #
 #   bash experiments/gpu_session.sh go [MINUTES]     # a 30-min lease in 3 calls: benchmarks,
 #       # then phases 1-5 in the background, sized from the measured step rate to end MINUTES
@@ -269,13 +271,21 @@ print(','.join(str(max(1 if w == 0 else 50, int(total * w / sum(ratios)))) for w
       --workers="$WORKERS" --data_buffer="${DATA_BUFFER:-1}" --warmup=200 --log_every=100 \
       --save_every=100000 --dtype="$DTYPE" --align_scale="$ALIGN_SCALE" --anneal_by_deadline \
       --align_direction="$ALIGN_DIRECTION" --rng_impl="$RNG_IMPL" \
-      --align_target="$ALIGN_TARGET" 2>&1 | tee "$RUN/train.log" \
-      || { echo "training failed: nothing exported" >&2; exit 1; }  # not an earlier run's export
-    # a run stopped by --max_seconds exports its params so far to export_partial/
-    src=$RUN/export; [ -f "$src/meta.json" ] || src=$RUN/export_partial
-    JAX_PLATFORMS=cpu python3 -m lee_jax.weights --from "$src" --to "$OUT/w_phase$phase" \
-      --dtype bfloat16 || exit 1
-    cp "$RUN/train.log" "$RUN/metrics.jsonl" "$OUT/" 2>/dev/null
+      --align_target="$ALIGN_TARGET" 2>&1 | tee "$RUN/train.log" "$OUT/train.log"
+    status=${PIPESTATUS[0]}
+    # 130: stopped by a signal after saving (its params so far in export_partial/)
+    if [ "$status" != 0 ] && [ "$status" != 130 ]; then
+      echo "training failed (exit $status): nothing exported" >&2; exit 1
+    fi
+    # this phase's own export: export_phaseN when it finished, export_partial/ when
+    # --max_seconds or a signal stopped it, whichever is newer (export/ may be another
+    # phase's, from an earlier chunk on the same RUN)
+    src=$(ls -t "$RUN/export_phase$phase/meta.json" "$RUN/export_partial/meta.json" \
+          2>/dev/null | head -1)
+    [ -n "$src" ] || { echo "phase $phase exported nothing" >&2; exit 1; }
+    JAX_PLATFORMS=cpu python3 -m lee_jax.weights --from "$(dirname "$src")" \
+      --to "$OUT/w_phase$phase" --dtype bfloat16 || exit 1
+    cp "$RUN/metrics.jsonl" "$OUT/" 2>/dev/null
     tar czf "$OUT/jaxcache.tgz" -C "$LEE_JAX_COMPILATION_CACHE" .
     if [ -n "$fit_sets" ]; then
       pkill -f "bench_fit.p[y]"; wait
