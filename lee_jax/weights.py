@@ -184,10 +184,13 @@ def search_defaults(checkpoint: str | pathlib.Path | None = None) -> dict:
   if bad:
     raise CheckpointError(f"{meta_file}: search_defaults may set only "
                           f"{', '.join(configs.MODEL_SEARCH_FIELDS)}, got {bad}")
-  try:
-    return {k: float(v) for k, v in found.items()}
-  except (TypeError, ValueError):
-    raise CheckpointError(f"{meta_file}: search_defaults values must be numbers, got {found}") from None
+  # numbers, finite and >= 0 (a "3", true or inf passed, and a -1 failed later without the
+  # file's name)
+  if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < np.inf
+             for v in found.values()):
+    raise CheckpointError(f"{meta_file}: search_defaults values must be finite numbers >= 0, "
+                          f"got {found}")
+  return {k: float(v) for k, v in found.items()}
 
 
 def load_any(directory: str | pathlib.Path):

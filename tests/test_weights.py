@@ -125,9 +125,10 @@ def test_search_defaults_travel_with_the_weights(tmp_path):
   with pytest.raises(checkpoints.CheckpointError, match="may set only latent_noise") as e:
     weights.search_defaults(out)
   assert str(out / "meta.json") in str(e.value) and "\n" not in str(e.value)
-  _with_defaults(out, {"latent_noise": "lots"})
-  with pytest.raises(checkpoints.CheckpointError, match="must be numbers"):
-    weights.search_defaults(out)
+  for bad in ("lots", "3", True, float("inf"), -1):  # "3", true and inf passed before
+    _with_defaults(out, {"latent_noise": bad})
+    with pytest.raises(checkpoints.CheckpointError, match="must be finite numbers >= 0"):
+      weights.search_defaults(out)
   with pytest.raises(checkpoints.CheckpointError, match="no checkpoint directory"):
     weights.search_defaults(tmp_path / "nope")
   (tmp_path / "fit.png").write_bytes(b"")  # once "no checkpoint directory" for a file too
