@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import json
 import pathlib
 import sys
 import time
@@ -282,6 +283,22 @@ def warm_up(sweep: Sweep, model: Model, cfg: configs.SearchConfig, cell: Cell) -
                        bundle=model.bundle)
 
 
+def other_search(rows: list[dict], cfg: configs.SearchConfig) -> tuple[list[str], list[str]] | None:
+  """(keys, fields) of the LEE cells whose recorded search config differs from cfg in what
+  can change an answer (not `configs.SPEED_ONLY`; a field a cell predates is not counted);
+  None if there are none. The setting check compares only the overrides to today's presets,
+  so a preset whose defaults changed resumed an old folder without a word."""
+  now = json.loads(json.dumps(trial.json_safe(dataclasses.asdict(cfg))))  # as the lines hold it
+  keys, fields = [], set()
+  for r in rows:
+    diff = {k for k, v in (r.get("search") or {}).items()
+            if k in now and k not in configs.SPEED_ONLY and v != now[k]}
+    if diff:
+      keys.append(r["key"])
+      fields |= diff
+  return (keys, sorted(fields)) if keys else None
+
+
 def run(sweep: Sweep, model: Model | None, warmup: bool = False) -> int:
   """Runs this shard's missing cells, appending each line as it finishes; returns how many ran.
 
@@ -291,8 +308,15 @@ def run(sweep: Sweep, model: Model | None, warmup: bool = False) -> int:
   cfg = sweep.search_config()
   check_settings(sweep.results, sweep.settings(model.source if model else None))
   pathlib.Path(sweep.out_dir).mkdir(parents=True, exist_ok=True)
-  done = len(read_results(sweep.results))
+  rows = read_results(sweep.results)
+  done = len(rows)
   todo = sweep.todo()
+  if model is not None and todo:
+    stale = other_search(rows, cfg)
+    if stale:  # the setting is the same, but a preset's defaults moved since those cells ran
+      print(f"warning: {len(stale[0])} cell(s) of {sweep.results} ran with another search "
+            f"config ({', '.join(stale[1][:6])} differ); the folder will mix the two",
+            file=sys.stderr, flush=True)
   print(f"{done} cells already in {sweep.results}; {len(todo)} to run (shard {sweep.shard_index}/"
         f"{sweep.num_shards}); model {model.source if model else sweep.method}; preset "
         f"{sweep.preset}, mode {sweep.mode}" + (f", {sweep.changed()}" if sweep.changed() else ""),

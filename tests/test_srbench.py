@@ -166,6 +166,24 @@ def test_peers_run_through_the_same_runner(tmp_path):
   assert r.returncode == 2 and "--peer_generations sets a peer's budget" in r.stderr
 
 
+def test_cells_of_another_search_config_are_named():
+  # the setting check compares only the overrides to today's presets: `fast` went from 50 to
+  # 200 iterations and old folders resumed without a word
+  sys.path.insert(0, str(REPO / "experiments"))
+  import dataclasses
+  import sweep
+  from lee_jax import configs, trial
+
+  cfg = configs.get_search_config("fast")
+  line = lambda c: json.loads(json.dumps(trial.json_safe(dataclasses.asdict(c))))
+  rows = [{"key": "a|0|0", "search": line(cfg)}, {"key": "b|0|0", "search": line(cfg)},
+          {"key": "c|0|0"}]  # a peer's cell: no search config
+  assert sweep.other_search(rows, cfg) is None
+  assert sweep.other_search(rows, dataclasses.replace(cfg, workers=3)) is None  # speed only
+  rows[1]["search"]["iterations"] = 50
+  assert sweep.other_search(rows, cfg) == (["b|0|0"], ["iterations"])
+
+
 def test_a_peer_is_scored_by_its_own_predict():
   # gplearn's printed program rounds constants to 3 decimals and divides where its own
   # protected division gives 1: this recorded cell read -0.073 for a model that scores 0.314.
