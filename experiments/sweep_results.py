@@ -61,9 +61,16 @@ def read_rows(folders: tuple[pathlib.Path, ...]) -> list[dict]:
       for k in ("r2_test", "complexity"):
         if r.get(k) is not None and not isinstance(r[k], (int, float)):
           raise SweepError(f"{where}: {k} {r[k]!r} is not a number")
-      key = r.get("key") or (repr((r["dataset"], r.get("noise"), r.get("trial")))
-                             if r.get("dataset") is not None else f"{where}")  # (no name)
-      rows[str(key)] = r
+      key = str(r.get("key") or (repr((r["dataset"], r.get("noise"), r.get("trial")))
+                                 if r.get("dataset") is not None else f"{where}"))  # (no name)
+      before = rows.get(key)
+      # a rerun replaces its cell; another model's or another seed's cell is another
+      # experiment (joined folders of two models showed the last one's numbers only)
+      for field in ("model", "seed"):
+        if before is not None and field in before and field in r and before[field] != r[field]:
+          raise SweepError(f"{where}: cell {key} ran with {field} {r[field]!r}, an earlier "
+                           f"folder's with {before[field]!r}; join folders of one {field}")
+      rows[key] = r
   return list(rows.values())
 
 

@@ -67,6 +67,12 @@ def test_a_cell_recorded_twice_counts_once_as_its_last_record(tmp_path):
   import sweep  # (experiments/, on the path above)
   line = sweep.summary(sweep_results.read_rows(folders)).splitlines()[1]
   assert f"{(0.9 + 0.8) / 3:.4f}" in line
+  # another model's cell is another experiment, not a rerun: it showed the last one's only
+  (tmp_path / "a" / "results.jsonl").write_text(cell("d1", 0.2).replace('"trial"', '"model": "A", "trial"'))
+  (tmp_path / "b" / "results.jsonl").write_text(cell("d1", 0.9).replace('"trial"', '"model": "B", "trial"'))
+  with pytest.raises(sweep_results.SweepError, match="d1|0|0 ran with model 'B', an earlier "
+                     "folder's with 'A'"):
+    sweep_results.read_rows(folders)
 
 
 def _pareto(*args):
