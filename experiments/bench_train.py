@@ -38,7 +38,7 @@ _STEPS = flags.DEFINE_integer("steps", 20, "Timed steps after compilation.", low
 _PHASE = flags.DEFINE_integer("phase", 3, "Phase whose loss weights the step uses.",
                                lower_bound=min(configs.PHASES), upper_bound=max(configs.PHASES))
 _PEAK = flags.DEFINE_float("peak", 989e12, "Peak FLOP/s per device (H100 dense bf16: 989e12).")
-_DTYPE = flags.DEFINE_enum("dtype", "bfloat16", ["bfloat16", "float32"], "Compute dtype.")
+_DTYPE = flags.DEFINE_enum("dtype", "bfloat16", list(configs.DTYPES), "Compute dtype.")
 _ATTN = flags.DEFINE_enum("attention", "auto", list(configs.ATTENTION_IMPLS),
                           "Attention kernel (auto: cuDNN on a GPU in bf16, else XLA).")
 _GFLOP = flags.DEFINE_float("gflop", None, "FLOPs per step (GFLOP) for the MFU where this backend's "

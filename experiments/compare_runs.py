@@ -96,9 +96,9 @@ def compare(before: dict[tuple, dict], after: dict[tuple, dict], tie: float = 1e
     # A failed cell (no finite test R2) as R2 0 and out of the complexity, as the sweep's
     # summary and sweep_results count it: its mean and median left it out and its
     # complexity counted it as 0 nodes.
+    sizes = [c["complexity"] for c, v in zip(cells, r2)
+             if np.isfinite(v) and c.get("complexity") is not None]
     r2 = np.nan_to_num(r2, nan=0.0)
-    sizes = [c["complexity"] for c in cells if c.get("complexity") is not None
-             and np.isfinite(_r2(c))]
     return {"mean": float(r2.mean()), "median": float(np.median(r2)),
             "clipped": float(clipped.mean()),
             "complexity": float(np.mean(sizes)) if sizes else float("nan"),

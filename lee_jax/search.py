@@ -115,9 +115,9 @@ def baseline_candidates(X: np.ndarray, y: np.ndarray, w: np.ndarray | None = Non
   constants start at the (weighted) least-squares values: from 1 and 0, L-BFGS-B stopped at
   once on targets near 1e12 (a gradient under its tolerance) and refused ones near 1e-20
   (the start's error past `fit._BAD`), so the table's "fitted mean" read 0.016 or 0."""
-  c = lambda v: E.const(v)
-  out = [c(1.0)]
-  out += [E.op("add", E.op("mul", c(1.0), E.var(i)), c(0.0)) for i in range(np.shape(X)[1])]
+  out = [E.const(1.0)]
+  out += [E.op("add", E.op("mul", E.const(1.0), E.var(i)), E.const(0.0))
+          for i in range(np.shape(X)[1])]
   return [fit.least_squares(node, X, y, w) for node in out]
 
 

@@ -57,7 +57,7 @@ _DATA_BUFFER = flags.DEFINE_integer("data_buffer", 1, "Finished batches each gra
 _LOG_EVERY = flags.DEFINE_integer("log_every", 100, "Steps between progress/metrics lines.")
 _SAVE_EVERY = flags.DEFINE_integer("save_every", 1000, "Steps between checkpoints.")
 _KEEP = flags.DEFINE_integer("keep", 3, "Checkpoints kept per phase.")
-_DTYPE = flags.DEFINE_enum("dtype", "bfloat16", ["bfloat16", "float32"], "Compute dtype.")
+_DTYPE = flags.DEFINE_enum("dtype", "bfloat16", list(configs.DTYPES), "Compute dtype.")
 _USE_VAE = flags.DEFINE_bool(
     "use_vae", True, "False: the App. E ablation model (deterministic encoder, ||z||^2 penalty "
     "in place of KL, no align loss); same schedule, so the same budget as a VAE run.")

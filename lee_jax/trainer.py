@@ -384,10 +384,10 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
       start = mngr.latest_step()
       # the align target (an EMA copy or none) and where the learning rate lives (a schedule
       # or a hyperparameter in the state) are part of the optimizer state's structure
-      expected = _expected(cfg) | {k: _meta(cfg, phase).get(k) for k in ("align_target",
-                                                                          "lr_schedule")}
+      meta = _meta(cfg, phase)
+      expected = _expected(cfg) | {k: meta.get(k) for k in ("align_target", "lr_schedule")}
       if "data" in checkpoints.read_meta(mngr, start):  # (saved since 2026-11-29)
-        expected["data"] = _meta(cfg, phase)["data"]  # --seed=1 resumed a seed-0 run silently
+        expected["data"] = meta["data"]  # --seed=1 resumed a seed-0 run silently
       params, opt_state, _ = checkpoints.restore(mngr, start, checkpoints.abstract(full_params()),
                                                  checkpoints.abstract(opt_state), data_it, expected)
       nnx.update(model, params)

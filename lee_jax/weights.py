@@ -127,6 +127,8 @@ def load(directory: str | pathlib.Path):
     files, dtype = dict(meta["files"]), meta["dtype"]
   except (KeyError, TypeError, ValueError) as e:
     raise CheckpointError(f"cannot read {meta_file}: {str(e).splitlines()[0][:200]}") from None
+  if dtype not in STORED:  # (before any shard is hashed and read)
+    raise CheckpointError(f"{meta_file}: dtype must be one of {tuple(STORED)}, got {dtype!r}")
   flat: dict[str, np.ndarray] = {}
   for name, digest in sorted(files.items()):
     path = directory / name
@@ -138,9 +140,7 @@ def load(directory: str | pathlib.Path):
     with np.load(path) as z:
       flat.update({k: z[k] for k in z.files})
   # meta.json is not hashed: a dtype it misstates would read bfloat16's bit patterns as
-  # numbers (|param| ~5e4), so the name and every array's storage type must agree.
-  if dtype not in STORED:
-    raise CheckpointError(f"{meta_file}: dtype must be one of {tuple(STORED)}, got {dtype!r}")
+  # numbers (|param| ~5e4), so every array's storage type must be the one it names.
   wrong = sorted(k for k, v in flat.items() if v.dtype != STORED[dtype])
   if wrong:
     raise CheckpointError(f"{directory}: {wrong[0]} is stored as {flat[wrong[0]].dtype}, not "
@@ -211,8 +211,8 @@ def main(argv):
     raise CheckpointError(f"--latent_noise must be a number >= 0, got {FLAGS.latent_noise}")
   if not 0 < FLAGS.max_file_mib < np.inf:
     raise CheckpointError(f"--max_file_mib must be a number > 0, got {FLAGS.max_file_mib}")
-  # export() replaces a folder's shards one by one: a model already there (the shipped one by
-  # default) goes only when asked, and an unwritable place fails before the model loads.
+  # export() replaces the whole folder: a model already there (the shipped one by default)
+  # goes only when asked, and an unwritable place fails before the model loads.
   # (the default is the package's folder wherever the command runs: "lee_jax/weights" from
   # another folder wrote a copy there that then shadowed the package)
   to = pathlib.Path(FLAGS.to) if FLAGS.to else checkpoints.shipped_dir()
@@ -245,7 +245,7 @@ if __name__ == "__main__":
   flags.DEFINE_string("from", None, "Training workdir or its export/ folder.", required=True)
   flags.DEFINE_string("to", None, "Destination directory (default: the package's own "
                       "lee_jax/weights, the shipped model; needs --overwrite).")
-  flags.DEFINE_enum("dtype", "float32", ["float32", "bfloat16"], "Stored precision.")
+  flags.DEFINE_enum("dtype", "float32", list(STORED), "Stored precision.")
   flags.DEFINE_float("max_file_mib", 15.0, "Largest file written.")
   flags.DEFINE_float("latent_noise", None, "Record this latent noise as the model's search "
                      "default (meta.json search_defaults; measure it first, see BUILD_NOTES). "
