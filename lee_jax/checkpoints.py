@@ -253,6 +253,11 @@ def shipped_available() -> bool:
   return (shipped_dir() / "meta.json").is_file()
 
 
+def _checksum(files: dict) -> str:
+  """A weights folder's label: the first 8 characters of its shards' sorted digests."""
+  return "".join(sorted(map(str, files.values())))[:8]
+
+
 def model_label(checkpoint: str | pathlib.Path | None = None) -> str:
   """A model in words: 'shipped <size> <checksum prefix>' (a later session may replace the
   shipped model, and a results folder must not mix cells of two of them), or the directory
@@ -260,11 +265,11 @@ def model_label(checkpoint: str | pathlib.Path | None = None) -> str:
   try:
     if checkpoint is None:
       meta = json.loads((shipped_dir() / "meta.json").read_text())
-      return f"shipped {meta['model']} {''.join(sorted(meta['files'].values()))[:8]}"
+      return f"shipped {meta['model']} {_checksum(meta['files'])}"
     meta = json.loads((model_dir(checkpoint) / "meta.json").read_text())
     held = [str(meta["model"])] + [f"{k} {meta[k]}" for k in ("phase", "step") if k in meta]
     if isinstance(meta.get("files"), dict):  # a weights folder: its checksum tells two apart
-      held.append("".join(sorted(map(str, meta["files"].values())))[:8])
+      held.append(_checksum(meta["files"]))
     return f"{checkpoint} ({', '.join(held)})"
   except (OSError, ValueError, KeyError, TypeError, AttributeError, CheckpointError):
     return "shipped" if checkpoint is None else str(checkpoint)

@@ -6,8 +6,9 @@ simulated CPU devices (tests), 1 GPU or many GPUs on many hosts.
 Multi-host: when the usual cluster variables are set (JAX_COORDINATOR_ADDRESS +
 JAX_NUM_PROCESSES + JAX_PROCESS_ID, or a SLURM or Open MPI job that JAX's auto-detection
 understands; elsewhere, Kubernetes included, set the three JAX_* variables),
-`initialize_distributed()` calls `jax.distributed.initialize()` before any device is touched; every process then runs the same command and reads its own
-slice of the data stream (`pipeline.batches(shard=...)`).
+`initialize_distributed()` calls `jax.distributed.initialize()` before any device is
+touched; every process then runs the same command and reads its own slice of the data
+stream (`pipeline.batches(shard=...)`).
 """
 
 from __future__ import annotations
