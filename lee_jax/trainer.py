@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import math
 import pathlib
 import shutil
@@ -253,6 +254,15 @@ def _expected(cfg: TrainConfig) -> dict:
   return {"model": cfg.model, "model_config": dataclasses.asdict(cfg.model_cfg)}
 
 
+def _exported_step(workdir: pathlib.Path, phase: int) -> int | None:
+  """The step of `phase`'s final export (written only when the phase finished); None when
+  there is none or it cannot be read."""
+  try:
+    return int(json.loads((workdir / f"export_phase{phase}" / "meta.json").read_text())["step"])
+  except (OSError, ValueError, KeyError, TypeError):
+    return None
+
+
 def _fmt_time(seconds: float) -> str:
   seconds = int(max(seconds, 0))
   return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m{seconds % 60:02d}s"
@@ -342,10 +352,12 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
     params, prev_step = checkpoints.restore_params_only(
         prev, checkpoints.abstract(nnx.state(model, nnx.Param)), _expected(cfg))
     nnx.update(model, params)
-    planned = cfg.steps[before - 1]
+    # Finished is what the previous run recorded (its export), not this run's --steps: a
+    # phase 3 at 250 steps after a 200-step phase 2 is not a phase 2 stopped short.
     print(f"phase {phase}: initialised from {prev} step {prev_step}" +
-          (f" (phase {before} stopped before its {planned} steps)" if prev_step < planned
-           else ""), flush=True)
+          ("" if _exported_step(cfg.workdir, before) == prev_step else
+           f" (phase {before} stopped there unfinished: `--phase={before}` with its flags "
+           "finishes it)"), flush=True)
   if cfg.init_from and resuming:
     print(f"phase {phase}: --init_from is not used: the phase resumes its own checkpoint",
           flush=True)

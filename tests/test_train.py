@@ -3,6 +3,7 @@ import json
 import os
 import pathlib
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -412,11 +413,16 @@ def test_phase2_starts_from_phase1_resumes_with_its_ema_target_and_records_it(
   # Phase 1 with the deadline test's settings (the same compiled step), then phase 2 from it.
   assert train.train_phase(_cfg(tmp_path, init="scratch"), phase=1)["finished"]
   cfg = dataclasses.replace(_cfg(tmp_path), steps=(2, 3, 3, 3, 3))
-  # (phase 1 planned at 3 steps here: its 2 are said to be short of them)
+  # A copy of phase 1's checkpoints without its final export: phase 1 stopped unfinished
+  other = tmp_path / "unfinished"
+  shutil.copytree(tmp_path / "phase1", other / "phase1")
+  train.train_phase(dataclasses.replace(cfg, workdir=other), phase=2, deadline=0.0)
+  assert (f"initialised from {other / 'phase1'} step 2 (phase 1 stopped there unfinished: "
+          "`--phase=1` with its flags finishes it)" in capsys.readouterr().out)
+  # Phase 1 finished at its 2 steps; this run's 3 for every phase do not make it short of them
   out = train.train_phase(dataclasses.replace(cfg, steps=(3, 3, 3, 3, 3)), phase=2, deadline=0.0)
   assert not out["finished"] and np.isfinite(out["align"])  # stopped after step 1
-  assert (f"initialised from {tmp_path / 'phase1'} step 2 (phase 1 stopped before its 3 steps)"
-          in capsys.readouterr().out)
+  assert f"initialised from {tmp_path / 'phase1'} step 2\n" in capsys.readouterr().out
   # resumes step 1 -> 3, EMA copy restored from the checkpoint; --init_from is said unused
   out = train.train_phase(dataclasses.replace(cfg, init_from=str(tmp_path / "export_phase1")),
                           phase=2)
