@@ -51,6 +51,7 @@ ALIGN_SCALE=${ALIGN_SCALE:-1}
 BATCH=${BATCH:-256}
 INIT_FROM=${INIT_FROM:-}        # go: phase 1 starts from these params (e.g. lee_jax/weights, run E)
 ALIGN_DIRECTION=${ALIGN_DIRECTION:-q_to_p}  # go: Eq. 8 (q_to_p) or the p_to_q variant
+PHASE4_EXPR=${PHASE4_EXPR:-0}  # lambda_expr in phase 4 (Table 7: 0; 1 kept z off the prior on the CPU)
 RNG_IMPL=${RNG_IMPL:-auto}  # go/chunk: the train step's PRNG (auto: rbg, XLA's RngBitGenerator, on a GPU)
 ALIGN_TARGET=${ALIGN_TARGET:-ema}  # go: Eq. 8's p from an EMA of the weights, or online
 STEPS=${STEPS:-}  # go: five step counts instead of sizing them (e.g. 1,2000,3000,2000,2500
@@ -223,7 +224,7 @@ print(','.join(str(max(1 if w == 0 else 50, int(total * w / sum(ratios)))) for w
       --steps=$steps --max_seconds=$seconds --workers=$WORKERS --save_every=1000 \
       --log_every=100 --attention=$attention --align_scale=$ALIGN_SCALE --dtype=$DTYPE \
       --align_direction=$ALIGN_DIRECTION --align_target=$ALIGN_TARGET --rng_impl=$RNG_IMPL \
-      ${INIT_FROM:+--init_from=$INIT_FROM}; touch $RUN/DONE" \
+      --phase4_expr=$PHASE4_EXPR ${INIT_FROM:+--init_from=$INIT_FROM}; touch $RUN/DONE" \
       >"$RUN/train.log" 2>&1 < /dev/null &
     sleep 5
     watch $(( t0 + WATCH_END - $(date +%s) ))
@@ -270,7 +271,7 @@ print(','.join(str(max(1 if w == 0 else 50, int(total * w / sum(ratios)))) for w
       --init_from="$ckpt" --batch_size="$BATCH" --steps="$steps" --max_seconds="$seconds" \
       --workers="$WORKERS" --data_buffer="${DATA_BUFFER:-1}" --warmup=200 --log_every=100 \
       --save_every=100000 --dtype="$DTYPE" --align_scale="$ALIGN_SCALE" --anneal_by_deadline \
-      --align_direction="$ALIGN_DIRECTION" --rng_impl="$RNG_IMPL" \
+      --align_direction="$ALIGN_DIRECTION" --rng_impl="$RNG_IMPL" --phase4_expr="$PHASE4_EXPR" \
       --align_target="$ALIGN_TARGET" 2>&1 | tee "$RUN/train.log" "$OUT/train.log"
     status=${PIPESTATUS[0]}
     # 130: stopped by a signal after saving (its params so far in export_partial/)
@@ -305,7 +306,7 @@ print(','.join(str(max(1 if w == 0 else 50, int(total * w / sum(ratios)))) for w
     mkdir -p "$RUN"
     setsid nohup python3 -m lee_jax.train --phase=all --model="$MODEL" --workdir="$RUN" \
       --steps="$steps" --max_seconds="$seconds" --workers="$WORKERS" --save_every=500 \
-      --align_scale="$ALIGN_SCALE" \
+      --align_scale="$ALIGN_SCALE" --phase4_expr="$PHASE4_EXPR" \
       >"$RUN/train.log" 2>&1 < /dev/null &
     sleep 5
     watch 530

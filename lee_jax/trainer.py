@@ -62,6 +62,9 @@ class TrainConfig:
   keep: int = 3
   align_scale: float = 1.0  # times Table 7's lambda_align in every phase (1: the paper's)
   align_direction: str = "q_to_p"  # configs.LossWeights.align_direction
+  # lambda_expr in phase 4 (Table 7: 0). With the decoders frozen and only L_align and L_KL
+  # left, z collapsed onto the prior on the CPU; L_expr kept q (BUILD_NOTES "Phases 3 and 4").
+  phase4_expr: float = 0.0
   # configs.ALIGN_TARGETS: p(z|D) of Eq. 8 from an EMA of the weights (decay align_ema) or
   # from the online weights (the paper read literally; diverged at both our scales).
   align_target: str = "ema"
@@ -244,10 +247,12 @@ def _meta(cfg: TrainConfig, phase: int) -> dict:
 
 
 def phase_weights(cfg: TrainConfig, phase: int) -> configs.LossWeights:
-  """Table 7's weights for `phase`, lambda_align scaled by cfg.align_scale, cfg's direction."""
+  """Table 7's weights for `phase`, lambda_align scaled by cfg.align_scale, cfg's direction,
+  and phase 4's lambda_expr cfg.phase4_expr."""
   w = configs.PHASES[phase].weights
   return dataclasses.replace(w, align=w.align * cfg.align_scale,
-                             align_direction=cfg.align_direction)
+                             align_direction=cfg.align_direction,
+                             expr=cfg.phase4_expr if phase == 4 else w.expr)
 
 
 def _expected(cfg: TrainConfig) -> dict:

@@ -317,6 +317,7 @@ def test_cli_unwritable_workdir_is_one_line_error(tmp_path):
     (["--save_every=0"], "--save_every must be >= 1, got 0"),  # once quietly 1
     (["--log_every=-1"], "--log_every must be >= 1, got -1"),
     (["--keep=0"], "--keep must be >= 1, got 0"),
+    (["--phase4_expr=-1"], "--phase4_expr must be a number >= 0, got -1"),
 ])
 def test_cli_flags_that_were_quietly_changed_are_refused(tmp_path, args, needle):
   r = subprocess.run(_cli(tmp_path / "run", "--phase=1", *args), capture_output=True, text=True,
@@ -380,6 +381,16 @@ def test_align_scale_scales_phase_2_align_weight(tmp_path):
   # a zero weight leaves the term out of the step: test_losses' skip-zero test (a training
   # run here compiled another phase-2 step, ~45 s on 2 cores)
   assert train.phase_weights(_cfg(tmp_path, align_scale=0.0), 2).align == 0.0
+
+
+def test_phase4_expr_keeps_l_expr_in_phase_4_only(tmp_path):
+  assert train.phase_weights(_cfg(tmp_path), 4).expr == 0.0  # Table 7
+  cfg = _cfg(tmp_path, phase4_expr=1.0)
+  assert train.phase_weights(cfg, 4).expr == 1.0
+  assert train.phase_weights(cfg, 4).align == configs.PHASES[4].weights.align
+  for phase in (1, 2, 3, 5):
+    assert train.phase_weights(cfg, phase) == train.phase_weights(_cfg(tmp_path), phase)
+  assert configs.PHASES[4].trainable == ("encoder",)  # the decoders stay frozen
 
 
 def test_ema_target_tracks_the_updated_params():
