@@ -3,6 +3,7 @@
 Layout of a training workdir:
   WORKDIR/phase{N}/{step}/   params, opt (optimizer state), data (grain iterator), meta (JSON)
   WORKDIR/export/            params + meta.json of the last finished phase (inference only)
+  WORKDIR/export_phase{N}/   the same for phase N, written only when that phase finished
 
 Orbax writes each step to a temporary directory and renames it when complete, so a run killed
 mid-save leaves the previous step as the latest one. Anything unreadable, truncated or saved
@@ -33,6 +34,10 @@ class CheckpointError(ValueError):
 
 def phase_dir(workdir: str | pathlib.Path, phase: int) -> pathlib.Path:
   return pathlib.Path(workdir).absolute() / f"phase{phase}"
+
+
+def phase_export_dir(workdir: str | pathlib.Path, phase: int) -> pathlib.Path:
+  return pathlib.Path(workdir).absolute() / f"export_phase{phase}"
 
 
 def open_manager(directory: str | pathlib.Path, save_every: int, keep: int = 3) -> ocp.CheckpointManager:

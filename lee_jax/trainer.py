@@ -262,8 +262,9 @@ def _expected(cfg: TrainConfig) -> dict:
 def _exported_step(workdir: pathlib.Path, phase: int) -> int | None:
   """The step of `phase`'s final export (written only when the phase finished); None when
   there is none or it cannot be read."""
+  meta_file = checkpoints.phase_export_dir(workdir, phase) / "meta.json"
   try:
-    return int(json.loads((workdir / f"export_phase{phase}" / "meta.json").read_text())["step"])
+    return int(json.loads(meta_file.read_text())["step"])
   except (OSError, ValueError, KeyError, TypeError):
     return None
 
@@ -490,9 +491,10 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
       # Each phase's final params stay: a later phase can be worse (phase 2's collapse at
       # small scale, BUILD_NOTES). export/ is the latest phase's: an earlier phase run again
       # (more steps) leaves a later phase's export/ as it is.
-      export = checkpoints.export_params(cfg.workdir / f"export_phase{phase}", params, meta)
+      export = checkpoints.export_params(checkpoints.phase_export_dir(cfg.workdir, phase), params,
+                                        meta)
       later = [q for q in sorted(configs.PHASES) if q > phase and
-               (cfg.workdir / f"export_phase{q}").is_dir()]
+               checkpoints.phase_export_dir(cfg.workdir, q).is_dir()]
       if not later:
         export = checkpoints.export_params(cfg.workdir / "export", params, meta)
       shutil.rmtree(cfg.workdir / "export_partial", ignore_errors=True)  # superseded
