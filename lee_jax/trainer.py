@@ -321,8 +321,9 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
   if cfg.anneal_by_deadline and deadline is None:
     deadline = time.time() + cfg.max_seconds
   if phase not in configs.phases(cfg.model_cfg.use_vae):
-    raise TrainError(f"phase {phase} trains only L_align, which the no-VAE model "
-                     "(--use_vae=false) has not (its ||z||^2 penalty alone would shrink z): "
+    # Not "trains only L_align": --phase4_expr adds L_expr, yet the phase is still refused.
+    raise TrainError(f"phase {phase} is Table 7's align phase, and the no-VAE model "
+                     "(--use_vae=false) has no L_align (its ||z||^2 penalty would shrink z): "
                      "skip it; phase 5 starts from phase 3")
   spec = configs.PHASES[phase]
   steps = cfg.steps[phase - 1]

@@ -253,8 +253,10 @@ def test_no_vae_model_skips_phase_4(tmp_path):
   # pulled z to 0 (the shipped no-VAE tiny: token accuracy 0.63 -> 0.23 in 200 steps).
   novae = dataclasses.replace(_cfg(tmp_path), model_cfg=dataclasses.replace(TINY, use_vae=False))
   assert configs.phases(False) == (1, 2, 3, 5) and configs.phases(True) == (1, 2, 3, 4, 5)
-  with pytest.raises(train.TrainError, match="phase 4 trains only L_align"):
+  with pytest.raises(train.TrainError, match="phase 4 is Table 7's align phase, and the no-VAE model"):
     train.train_phase(novae, phase=4)
+  with pytest.raises(train.TrainError, match="phase 4 is Table 7's align phase"):
+    train.train_phase(dataclasses.replace(novae, phase4_expr=1.0), phase=4)
   with pytest.raises(train.TrainError, match=r"starts from phase 3's checkpoint.*--phase=3 "):
     train.train_phase(novae, phase=5)
   r = subprocess.run(_cli(tmp_path / "new", "--phase=4", "--use_vae=false"),
