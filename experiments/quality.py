@@ -116,13 +116,14 @@ def r2_on(y_true: np.ndarray, tree: E.Node | None, X: np.ndarray) -> float:
 
 
 def summarize(r2s: list[float]) -> dict[str, float]:
-  a = np.nan_to_num(np.asarray(r2s, np.float64), nan=-np.inf)
+  # nan (an overflowed R2) counts as -inf; not nan_to_num, which also turns -inf into
+  # -1.8e308, a finite "median" of 1e308 (or -inf when the middle two overflow)
+  a = np.asarray(r2s, np.float64)
+  a = np.where(np.isnan(a), -np.inf, a)
   if not len(a):
     return {"n": 0, "median_r2": float("nan"), "share_r2_ge_0.99": float("nan"),
             "mean_r2_clipped": float("nan")}
-  with np.errstate(over="ignore"):  # the middle two of R2s near -1e308 average to -inf
-    median = float(np.median(a))
-  return {"n": len(a), "median_r2": median,
+  return {"n": len(a), "median_r2": float(np.median(a)),
           "share_r2_ge_0.99": float(np.mean(a >= 0.99)),
           "mean_r2_clipped": float(np.mean(np.clip(np.nan_to_num(a, neginf=0.0), 0, 1)))}
 
@@ -177,7 +178,9 @@ def measure(eng: engine_lib.Engine, n: int, seed: int, fit_iters: int) -> dict:
 
 def to_markdown(result: dict) -> str:
   lo, rec = result["losses"], result["reconstruction"]
-  f = lambda v: "--" if not np.isfinite(v) else f"{v:.3f}"
+  # "--" only for no value (nan); a median of -inf (over half the decodes undefined or
+  # overflowing) prints as such, not as if the cell did not apply
+  f = lambda v: "--" if np.isnan(v) else f"{v:.3f}"
   lines = [f"# Model quality on held-out expressions -- {result['model']}", "",
            f"Held-out losses ({result['loss_batches']} batches of {LOSS_BATCH}, deterministic): "
            + ", ".join(f"{k} {v:.4g}" for k, v in sorted(lo.items())), "",

@@ -42,6 +42,18 @@ def test_summarize_clips_the_mean_but_not_the_median():
   assert s["share_r2_ge_0.99"] == pytest.approx(0.4)
   assert s["mean_r2_clipped"] == pytest.approx((1.0 + 0.995 + 0.5) / 5)
   assert np.isnan(quality.summarize([])["median_r2"])
+  assert quality.summarize([1.0, -np.inf, np.nan])["median_r2"] == -np.inf
+
+
+def test_markdown_prints_a_minus_inf_median_not_a_blank():
+  s = quality.summarize([1.0, -np.inf, -np.inf])
+  empty = quality.summarize([])
+  rec = {**quality.summarize([1.0]), "exact_match": 1.0, "skeleton_match": 1.0}
+  md = quality.to_markdown({"model": "m", "losses": {"expr": 0.5}, "loss_batches": 1, "n": 3,
+                            "skipped_nonfinite_truth": 0, "reconstruction": rec,
+                            "oneshot": s, "oneshot_fitted": empty})
+  assert "| f(PAD, D), greedy | -- | -- | -inf | 0.333 | 0.333 |" in md
+  assert "| f(PAD, D), greedy + L-BFGS-B | -- | -- | -- |" in md
 
 
 def test_fitting_recovers_constants_from_the_scatter():
