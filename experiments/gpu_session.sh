@@ -51,6 +51,8 @@ ALIGN_SCALE=${ALIGN_SCALE:-1}
 BATCH=${BATCH:-256}
 INIT_FROM=${INIT_FROM:-}        # go: phase 1 starts from these params (e.g. lee_jax/weights, run E)
 ALIGN_DIRECTION=${ALIGN_DIRECTION:-q_to_p}  # go: Eq. 8 (q_to_p) or the p_to_q variant
+LR=${LR:-3e-4}  # chunk: peak learning rate (3e-4, the default; 3e-5 kept E's held-out
+               # reconstruction in a 200-step CPU phase 2 where 3e-4 lost 0.06, but p barely moved)
 PHASE4_EXPR=${PHASE4_EXPR:-0}  # lambda_expr in phase 4 (Table 7: 0; 1 kept z off the prior on the CPU)
 RNG_IMPL=${RNG_IMPL:-auto}  # go/chunk: the train step's PRNG (auto: rbg, XLA's RngBitGenerator, on a GPU)
 ALIGN_TARGET=${ALIGN_TARGET:-ema}  # go: Eq. 8's p from an EMA of the weights, or online
@@ -268,7 +270,7 @@ print(','.join(str(max(1 if w == 0 else 50, int(total * w / sum(ratios)))) for w
         done >"$RUN/bench_fit_warm.log" 2>&1 ) &
     fi
     python3 -m lee_jax.train --phase="$phase" --model="$MODEL" --workdir="$RUN" --init=scratch \
-      --init_from="$ckpt" --batch_size="$BATCH" --steps="$steps" --max_seconds="$seconds" \
+      --init_from="$ckpt" --batch_size="$BATCH" --steps="$steps" --max_seconds="$seconds" --lr="$LR" \
       --workers="$WORKERS" --data_buffer="${DATA_BUFFER:-1}" --warmup=200 --log_every=100 \
       --save_every=100000 --dtype="$DTYPE" --align_scale="$ALIGN_SCALE" --anneal_by_deadline \
       --align_direction="$ALIGN_DIRECTION" --rng_impl="$RNG_IMPL" --phase4_expr="$PHASE4_EXPR" \
