@@ -117,7 +117,7 @@ def r2_on(y_true: np.ndarray, tree: E.Node | None, X: np.ndarray) -> float:
 
 def summarize(r2s: list[float]) -> dict[str, float]:
   # nan (an overflowed R2) counts as -inf; not nan_to_num, which also turns -inf into
-  # -1.8e308, a finite "median" of 1e308 (or -inf when the middle two overflow)
+  # -1.8e308: a median of -1.8e308, or -inf where the middle two overflow
   a = np.asarray(r2s, np.float64)
   a = np.where(np.isnan(a), -np.inf, a)
   if not len(a):

@@ -321,7 +321,7 @@ def train_phase(cfg: TrainConfig, phase: int, deadline: float | None = None) -> 
   if cfg.anneal_by_deadline and deadline is None:
     deadline = time.time() + cfg.max_seconds
   if phase not in configs.phases(cfg.model_cfg.use_vae):
-    # Not "trains only L_align": --phase4_expr adds L_expr, yet the phase is still refused.
+    # named by the phase, not its losses: --phase4_expr adds L_expr; refused all the same
     raise TrainError(f"phase {phase} is Table 7's align phase, and the no-VAE model "
                      "(--use_vae=false) has no L_align (its ||z||^2 penalty would shrink z): "
                      "skip it; phase 5 starts from phase 3")
