@@ -340,6 +340,17 @@ def _affine_parts(node: E.Node, X: np.ndarray, slots: list):
   raise _NotAffine
 
 
+def lstsq(A: np.ndarray, t: np.ndarray) -> np.ndarray:
+  """The least-squares solution of A c = t (numpy's SVD: min-norm where A is rank-deficient)
+  with A's columns first scaled to a largest |value| of 1: the SVD's rank cut-off then
+  compares directions, not units (beside a constant column, x^2 with x ~ 1e-8 was cut off
+  and c0 + c1 x^2 fitted the mean)."""
+  with np.errstate(all="ignore"):
+    scale = np.max(np.abs(A), axis=0, initial=0.0)
+    scale = np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
+    return np.linalg.lstsq(A / scale, t, rcond=None)[0] / scale
+
+
 def fit_linear(node: E.Node, X: np.ndarray, y: np.ndarray, w: np.ndarray | None,
                var: float) -> FitResult | None:
   """The least-squares constants of a tree affine in them (float64; w: `row_weights`, var:
@@ -359,10 +370,10 @@ def fit_linear(node: E.Node, X: np.ndarray, y: np.ndarray, w: np.ndarray | None,
           A[:, k] = columns[k]  # (1.0 for a bare constant: broadcast)
         t = y - offset
         if w is None:  # lstsq: SVD, so c0 + c1 (rank-deficient) gets the min-norm solution
-          values = np.linalg.lstsq(A, t, rcond=None)[0]
+          values = lstsq(A, t)
         else:
           rw = np.sqrt(w)
-          values = np.linalg.lstsq(A * rw[:, None], t * rw, rcond=None)[0]
+          values = lstsq(A * rw[:, None], t * rw)
         r = A @ values - t
       f = float(np.mean(r * r if w is None else w * r * r)) / var
   except (_NotAffine, FloatingPointError, np.linalg.LinAlgError, IndexError):

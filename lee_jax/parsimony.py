@@ -140,7 +140,7 @@ def linearised(node: E.Node, X: np.ndarray):
         or np.ptp(uv) == 0):
       continue
     A = np.stack([np.ones_like(av), av], axis=1)
-    (c0, c1), *_ = np.linalg.lstsq(A, uv, rcond=None)
+    c0, c1 = fit.lstsq(A, uv)
     if score.r2(uv, A @ np.array([c0, c1])) < 1.0 - LINEAR:
       continue
     lines = [a] if site.name in ODD else []

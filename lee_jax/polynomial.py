@@ -18,12 +18,15 @@ import math
 import numpy as np
 
 from lee_jax import expr as E
+from lee_jax import fit
 
 DEGREE = 3
 MAX_TERMS = 3
 SUBSET_LIMIT = 5000  # exhaustive subset search up to this many subsets of one size
 BEAM = 16  # subsets of each size grown by one column on the greedy path
 SWAP_ROUNDS = 8  # rounds of single swaps after greedy growth (each stops at no change)
+RIDGE = 1e-12  # on the unit diagonal of the subset search's correlation matrix
+DUPLICATE = 1e-12  # |correlation| >= 1 - this: the later column is dropped
 
 
 def monomials(n_vars: int, degree: int = DEGREE) -> list[tuple[int, ...]]:
@@ -83,6 +86,29 @@ def _solved(A: np.ndarray, v: np.ndarray) -> np.ndarray:
     return np.full(len(v), np.nan)
 
 
+def unit_columns(G: np.ndarray, b: np.ndarray,
+                 usable: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+  """(G, b) of the centred columns scaled to unit variance, and which stay usable: those of
+  positive finite variance, less each column whose correlation with an earlier usable one is
+  +-1 (to DUPLICATE). With G as it comes, the fixed ridge swamped columns of small values
+  (3 x0 + x1^2 with x in units 1e-20 lost its exact seed), while a ridge scaled to each
+  column left ties between duplicates to rounding, which lost the long sums of
+  229_pwLinear, whose columns take only -1, 0 and 1 (BUILD_NOTES)."""
+  var = np.diag(G).astype(np.float64)
+  usable = np.asarray(usable, bool) & np.isfinite(var) & (var > 0)
+  d = np.sqrt(np.where(usable, var, 1.0))
+  with np.errstate(all="ignore"):
+    G = G / np.outer(d, d)
+    b = b / d
+  keep: list[int] = []
+  for c in np.flatnonzero(usable):
+    if np.any(np.abs(G[c, keep]) >= 1.0 - DUPLICATE):  # (nan compares False)
+      usable[c] = False
+    else:
+      keep.append(c)
+  return G, b, usable
+
+
 def best_subsets(G: np.ndarray, b: np.ndarray, usable: np.ndarray, max_terms: int,
                   limit: int) -> list[list[int]]:
   """For t = 1..max_terms, the t columns whose least-squares fit explains the most, from
@@ -91,18 +117,21 @@ def best_subsets(G: np.ndarray, b: np.ndarray, usable: np.ndarray, max_terms: in
   search) followed by rounds of single swaps until none helps. A greedy sequence alone
   misses 3x - 2xy - x^2 (it starts from x^2 y, which correlates best with the whole law),
   and greedy growth plus swaps missed x1 y1 + x2 y2 + x3 y3 on positive ranges (Feynman
-  I.11.19) in 4 of 8 draws."""
+  I.11.19) in 4 of 8 draws.
+
+  The search runs on the correlation form of G (`unit_columns`): a subset's gain does not
+  depend on its columns' units, and exact duplicates (x^3 = x on a column of -1, 0 and 1)
+  keep only their first column."""
+  G, b, usable = unit_columns(G, b, usable)
   cols = np.flatnonzero(usable)
   out: list[list[int]] = []
 
   def explained(subsets: np.ndarray) -> np.ndarray:  # [S, t] -> b_S' G_SS^-1 b_S
     Gs = G[subsets[:, :, None], subsets[:, None, :]]
     bs = b[subsets]
-    # A tiny ridge keeps collinear subsets (x and x^3 on a narrow range) solvable. It is
-    # fixed, so columns of very small values are swamped (x0^2 x1 in units 100 times
-    # smaller loses its exact seed); a share of each column's variance instead broke the
-    # long sums on columns of -1/0/1 (229_pwLinear's 0.80 sum was lost: BUILD_NOTES).
-    A = Gs + 1e-12 * np.eye(Gs.shape[1])
+    # A tiny ridge keeps collinear subsets (x and x^3 on a narrow range) solvable; on the
+    # unit diagonal it is the same share of every column's variance.
+    A = Gs + RIDGE * np.eye(Gs.shape[1])
     with np.errstate(all="ignore"):
       try:
         sol = np.linalg.solve(A, bs[..., None])[..., 0]
@@ -176,12 +205,11 @@ def column_fits(M: np.ndarray, y: np.ndarray, weights: np.ndarray | None, max_te
   sst = float(yc @ yc)
   out = []
   for chosen in best_subsets(Mc.T @ Mc, Mc.T @ yc, usable, max_terms, limit):
-    coefs, *_ = np.linalg.lstsq(Mc[:, chosen], yc, rcond=None)
+    coefs = fit.lstsq(Mc[:, chosen], yc)
     intercept = float((w @ (y - M[:, chosen] @ coefs)) / w.sum())
     if np.isfinite(coefs).all() and np.isfinite(intercept):
       out.append(build(chosen, coefs, intercept))
-    raw, *_ = np.linalg.lstsq(M[:, chosen] * sw[:, None] * np.sqrt(w.sum()),
-                              y * sw * np.sqrt(w.sum()), rcond=None)
+    raw = fit.lstsq(M[:, chosen] * sw[:, None] * np.sqrt(w.sum()), y * sw * np.sqrt(w.sum()))
     if np.isfinite(raw).all():  # the same terms through the origin
       out.append(build(chosen, raw, None))
     resid = yc - Mc[:, chosen] @ coefs

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from lee_jax import expr as E
+from lee_jax import fit
 from lee_jax import polynomial
 
 SIGN_SHARE = 0.9  # y keeps one sign on at least this share of the rows
@@ -80,7 +81,7 @@ def _coefficients(m: np.ndarray, y: np.ndarray, w: np.ndarray):
       return None
     origin = float((w @ (m * y)) / (w @ (m * m)))
     A = np.stack([m, np.ones_like(m)], axis=1) * np.sqrt(w)[:, None]
-    (c, c0), *_ = np.linalg.lstsq(A, y * np.sqrt(w), rcond=None)
+    c, c0 = fit.lstsq(A, y * np.sqrt(w))
     r = y - c * m - c0
     sse = float(w @ (r * r))
   if not (np.isfinite([origin, c, c0, sse]).all()):

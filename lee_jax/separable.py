@@ -22,6 +22,7 @@ import math
 import numpy as np
 
 from lee_jax import expr as E
+from lee_jax import fit
 from lee_jax import polynomial
 
 MAX_TERMS = 3
@@ -213,7 +214,7 @@ def separable_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = No
       Mc, yc2, usable = polynomial.centred(term_values(terms, X), y, w)
       chosen = polynomial.best_subsets(Mc.T @ Mc, Mc.T @ yc2, usable, t,
                                        subset_limit(len(terms)))[-1]
-      coefs, *_ = np.linalg.lstsq(Mc[:, chosen], yc2, rcond=None)
+      coefs = fit.lstsq(Mc[:, chosen], yc2)
       resid = yc2 - Mc[:, chosen] @ coefs
       if float(resid @ resid) <= 1e-20 * float(yc2 @ yc2):
         break
@@ -221,6 +222,9 @@ def separable_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = No
     terms += [u for u in more if u not in terms]
   if not terms:
     return []
+  # Shortest first: of two terms equal on the data (tan(x) cos(x)^2 and sin(x) cos(x))
+  # the subset search keeps the first (`polynomial.unit_columns`).
+  terms.sort(key=lambda t: len(E.to_prefix(term_node(t, 1.0))))
   return polynomial.column_fits(term_values(terms, X), y, w, max_terms,
                                 subset_limit(len(terms)),
                                 lambda chosen, coefs, c0: sum_node([terms[c] for c in chosen], coefs, c0))

@@ -375,6 +375,20 @@ def test_least_squares_solves_affine_trees_exactly():
   assert dup.ok and dup.nmse < 1e-25 and sum(dup.values) == pytest.approx(3.0)
 
 
+@pytest.mark.parametrize("unit", [1e-8, 1e-20, 1e8])
+def test_least_squares_does_not_depend_on_the_columns_units(unit):
+  # numpy's rank cut-off, relative to the largest singular value, dropped x0^2 at x0 ~ 1e-8
+  # beside the constant's column: c0 + c1 x0^2 fitted the mean (nmse 1.0).
+  x = np.random.default_rng(11).uniform(1, 5, (300, 1))
+  y = 5.0 + 3.0 * x[:, 0] ** 2
+  r = fit.fit_linear(E.from_prefix("add C mul C sq x0".split()), x * unit, y, None, float(np.var(y)))
+  assert r.ok and r.nmse < 1e-20
+  np.testing.assert_allclose(r.values, [5.0, 3.0 / unit ** 2], rtol=1e-9)
+  # the helper itself: the min-norm answer where columns repeat, as numpy's
+  A = np.c_[np.ones(300), np.ones(300), x * unit]
+  np.testing.assert_allclose(fit.lstsq(A, 4.0 + x[:, 0]), [2.0, 2.0, 1.0 / unit], rtol=1e-9)
+
+
 def test_least_squares_declines_what_it_cannot_solve():
   X = np.random.default_rng(10).uniform(-2, 2, (100, 1))
   y = np.exp(0.5 * X[:, 0])

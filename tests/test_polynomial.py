@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 
 from lee_jax import evaluate
 from lee_jax import polynomial as P
@@ -64,6 +65,30 @@ def test_weights_and_degenerate_input():
   assert P.sparse_fits(X[:5], y[:5]) == []  # too few rows for 3 terms
   assert P.sparse_fits(X, np.where(junk, np.nan, y)) == []
   assert P.sparse_fits(np.ones((50, 2)), np.arange(50.0)) == []  # no usable column
+
+
+@pytest.mark.parametrize("unit", [1e-2, 1e-20, 1e6])
+def test_the_exact_seed_does_not_depend_on_the_columns_units(unit):
+  # A fixed ridge on the Gram matrix swamped columns of small values (x in units 1e-20 gave
+  # 14 nodes at R2 0.997 in `LEERegressor`), and the SVD's rank cut-off then dropped x1^2
+  # beside x0 (their scales 1e-40 apart).
+  X = _xy(seed=3)
+  y = 3 * X[:, 0] + X[:, 1] ** 2
+  nodes = P.sparse_fits(X * unit, y, max_terms=2)
+  assert _best(nodes, X * unit, y) > 1 - 1e-9
+  assert P.unit_columns(np.diag([4e-80, 1.0]), np.ones(2), np.ones(2, bool))[2].all()
+
+
+def test_exact_duplicates_keep_their_first_column():
+  # On a column of -1, 0 and 1, x^3 = x: the search keeps x (the lower degree, listed first),
+  # and its correlation form is unit-free.
+  x = np.random.default_rng(4).integers(-1, 2, 200).astype(float)
+  M = np.c_[2.0 * x, x ** 3, x ** 2, np.ones(200) * 5]
+  Mc, yc, usable = P.centred(M, x + x ** 2, np.ones(200))
+  G, b, keep = P.unit_columns(Mc.T @ Mc, Mc.T @ yc, usable)
+  assert keep.tolist() == [True, False, True, False]  # the constant was never usable
+  np.testing.assert_allclose(np.diag(G)[keep], 1.0)
+  assert P.best_subsets(Mc.T @ Mc, Mc.T @ yc, usable, 2, 100) == [[0], [0, 2]]
 
 
 def test_a_duplicated_column_leaves_the_other_subsets_their_fit():
