@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import pathlib
+import secrets
 import sys
 from typing import Callable, NoReturn
 
@@ -20,6 +21,21 @@ EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a Ctrl-C'd program
 
 class PathError(ValueError):
   """An output path the program cannot write: every entry point reports it as bad input."""
+
+
+def write_atomically(path: str | os.PathLike, write: Callable[[pathlib.Path], object]) -> pathlib.Path:
+  """write(tmp) fills a new file beside path, which then replaces path in one rename: a
+  killed run never leaves half a file. The temporary name is this process's own (a fixed
+  NAME.tmp replaced any file a user kept under that name)."""
+  path = pathlib.Path(path)
+  tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+  try:
+    write(tmp)
+    os.replace(tmp, path)
+  except BaseException:
+    tmp.unlink(missing_ok=True)
+    raise
+  return path
 
 
 def output_file(path: str | os.PathLike, overwrite: bool = True, flag: str = "--out") -> pathlib.Path:

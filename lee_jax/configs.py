@@ -8,6 +8,7 @@ and which parts of the model train in phase n.
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from lee_jax import vocab
 
@@ -327,6 +328,9 @@ class SearchConfig:
       if f.type == "bool" and not isinstance(getattr(self, f.name), bool):
         # "no" would be truthy and switch the setting on
         raise ValueError(f"{f.name} must be True or False, got {getattr(self, f.name)!r}")
+    for f in dataclasses.fields(self):
+      if f.type == "float" and not math.isfinite(getattr(self, f.name)):
+        raise ValueError(f"{f.name} must be a finite number, got {getattr(self, f.name)}")
     for name in ("rounds", "iterations", "pool_size", "n_init", "n_new", "parents",
                  "refresh_every", "fit_rows", "score_rows", "n_scatter", "decode_period",
                  "cmaes_popsize", "workers", "lm_steps", "lm_restarts"):

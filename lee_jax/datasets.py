@@ -18,6 +18,7 @@ import dataclasses
 import difflib
 import functools
 import gzip
+import hashlib
 import importlib.resources
 import io
 import keyword
@@ -393,8 +394,8 @@ def from_arrays(X, y, feature_names: Sequence[str] | None = None, name: str = "d
   try:
     if any(np.iscomplexobj(a) for a in (X_in, y)):  # float64() would drop the imaginary part
       raise DataError(f"{name}: X and y must be real numbers, not complex")
-    X = np.array(X_in, dtype=np.float64)  # a copy: the Dataset's arrays become read-only
-    y = np.array(y, dtype=np.float64)
+    X = _float_copy(X_in)  # a copy: the Dataset's arrays become read-only
+    y = _float_copy(y)
   except DataError:
     raise
   except (TypeError, ValueError) as e:
@@ -427,6 +428,15 @@ def from_arrays(X, y, feature_names: Sequence[str] | None = None, name: str = "d
   if weights is not None:
     ds = dataclasses.replace(ds, weights=check_weights(weights, len(y), weights_name))
   return ds if select_k_best is None else select_columns(ds, select_k_best, seed)
+
+
+def _float_copy(a) -> np.ndarray:
+  """a as a new float64 array. pandas objects convert their missing values (pd.NA in the
+  nullable Int64 / Float64 columns, which float() refuses) to NaN, so that the rows are
+  reported as rows with missing values."""
+  if type(a).__module__.startswith("pandas"):  # a DataFrame or Series
+    return np.array(a.to_numpy(dtype=np.float64, na_value=np.nan), dtype=np.float64)
+  return np.array(a, dtype=np.float64)
 
 
 def _non_numeric(a, names: Sequence[str] | None, what: str) -> str | None:
@@ -573,7 +583,8 @@ def list_datasets(data_dir: str | os.PathLike | None = None) -> list[DatasetInfo
 
 def check_weights(weights, n: int, what: str) -> np.ndarray:
   """Sample weights as float64 [n]: numbers, one per row, finite, non-negative, not all
-  zero; a one-line DataError about `what` otherwise."""
+  zero (a one-line DataError about `what` otherwise), scaled to a largest weight of 1: only
+  their ratios count, and weights near 1e308 overflowed the weighted sums."""
   try:
     w = np.asarray(weights, np.float64)
   except (TypeError, ValueError):
@@ -582,7 +593,7 @@ def check_weights(weights, n: int, what: str) -> np.ndarray:
     raise DataError(f"{what} has shape {w.shape}; expected ({n},), one per row")
   if not np.all(np.isfinite(w)) or np.any(w < 0) or not np.any(w > 0):
     raise DataError(f"{what} must be finite and non-negative, and not all zero")
-  return w
+  return w / w.max()
 
 
 def load_input(dataset: str | None = None, data: str | None = None, target: str = "target",
@@ -630,8 +641,11 @@ def weighted_rows(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None):
   if keep.sum() < MIN_ROWS:
     raise DataError(f"the weights leave {int(keep.sum())} rows of positive weight; at least "
                     f"{MIN_ROWS} are needed")
-  w = weights[keep]
-  return X[keep], y[keep], (None if np.all(w == w[0]) else w)
+  w, y = weights[keep], y[keep]
+  if np.ptp(y) == 0:  # (as `_make_dataset` says of a constant target)
+    raise DataError(f"the target is constant ({y[0]:g}) on the rows of positive weight; there "
+                    "is nothing to fit")
+  return X[keep], y, (None if np.all(w == w[0]) else w)
 
 
 def check_noise(noise: float, what: str = "noise") -> None:
@@ -690,6 +704,17 @@ def format_listing(infos: Sequence[DatasetInfo]) -> str:
   w = max(len(d.name) for d in infos)
   return "\n".join(f"{d.name:<{w}}  {d.group:<8}  {d.rows:>7}  {d.features:>2}  {d.formula or '-'}"
                    for d in infos)
+
+
+def fingerprint(ds: Dataset) -> str:
+  """A digest of the rows a run read (columns, values, weights; 16 hex digits of a SHA-256):
+  `plot_result` redraws a result from its table again and refuses a table edited since (it
+  drew the new rows under the old answer's title)."""
+  h = hashlib.sha256()
+  h.update("\x1f".join(ds.feature_names).encode())
+  for a in (ds.X, ds.y, ds.weights):
+    h.update(b"-" if a is None else np.ascontiguousarray(a, np.float64).tobytes())
+  return h.hexdigest()[:16]
 
 
 def describe(ds: Dataset) -> str:

@@ -9,6 +9,7 @@ so callers in the search can count failures instead of crashing.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import keyword
 import math
 import re
@@ -174,23 +175,35 @@ def parse_ids(ids: Sequence[int] | np.ndarray) -> Node:
 
 # --- SymPy ---------------------------------------------------------------------------------
 
+@functools.cache
+def _reads_as_symbol(name: str) -> bool:
+  """Whether sympy.sympify reads the identifier `name` as a symbol of that name (E, I, pi,
+  gamma, beta, S, N, Q, LC, sin, id, ... are SymPy's or Python's, and read otherwise)."""
+  try:
+    return sympy.sympify(name) == sympy.Symbol(name)
+  except (sympy.SympifyError, SyntaxError, TypeError, ValueError, AttributeError):
+    return False
+
+
 def formula_names(names: Sequence[str]) -> list[str]:
   """Column names as they appear in a printed formula: a name that is not an identifier
   ("Alcohol-related", "a+b", "2", "") would read as another formula, so its other characters
-  become "_" (a leading digit gets "x_"; an empty name is x<i>), and a clash gets "_<i>"."""
+  become "_" (a leading digit gets "x_"; an empty name is x<i>), and a clash gets "_<i>".
+  A name that sympy.sympify would read as something else gets a "_": `E*(I + 0.1)` read back
+  was a number, so it prints `E_*(I_ + 0.1)`; a Python keyword likewise (`lambda_`)."""
   names = [str(n) for n in names]
-  plain = lambda n: n.isidentifier() and not keyword.iskeyword(n)
+  plain = lambda n: n.isidentifier() and not keyword.iskeyword(n) and _reads_as_symbol(n)
   taken = {n for n in names if plain(n)}  # names that stay as they are
   out: list[str] = []
   for i, name in enumerate(names):
     if plain(name):
       out.append(name)
       continue
-    # (a Python keyword, `lambda`, is no name a formula can be read back with: `lambda_`)
-    s = f"{name}_" if keyword.iskeyword(name) else re.sub(r"\W", "_", name.strip()) or f"x{i}"
+    s = f"{name}_" if name.isidentifier() else re.sub(r"\W", "_", name.strip()) or f"x{i}"
     s = f"x_{s}" if s[0].isdigit() else s
     base, k = s, i
-    while s in taken:  # ("a b" beside "a_b" and "a_b_0": each its own symbol)
+    while s in taken or not _reads_as_symbol(s):  # ("a b" beside "a_b" and "a_b_0": each
+      # its own symbol; " E " stripped is E)
       s, k = f"{base}_{k}", k + 1
     taken.add(s)
     out.append(s)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import pathlib
 import sys
 
@@ -231,9 +230,14 @@ def draw(path: pathlib.Path, rep: dict, result, parts: datasets.Split, names) ->
 
 
 def write_json(path: pathlib.Path, obj: dict) -> None:
-  tmp = path.with_name(path.name + ".tmp")
-  tmp.write_text(json.dumps(obj, indent=1))
-  os.replace(tmp, path)  # atomic: a killed run never leaves a half-written file
+  text = json.dumps(obj, indent=1)
+  cli.write_atomically(path, lambda tmp: tmp.write_text(text))
+
+
+def _r2(value: float | None) -> str:
+  """An R2 as printed; the report holds None where it is not finite (-inf: a fold whose
+  target is constant, unless the answer is exact there)."""
+  return "n/a" if value is None else f"{value:.6f}"
 
 
 def print_trial(rep: dict, names) -> None:
@@ -248,16 +252,16 @@ def print_trial(rep: dict, names) -> None:
   print(f"latex: {rep['latex']}")
   # no round when the trial's long sum answers (long_sums.py)
   where = "the long sum" if rep["winner_round"] is None else f"round {rep['winner_round'] + 1}"
-  print(f"R2 train {rep['r2_train']:.6f}  val {rep['r2_val']:.6f}  test {rep['r2_test']:.6f}  "
+  print(f"R2 train {_r2(rep['r2_train'])}  val {_r2(rep['r2_val'])}  test {_r2(rep['r2_test'])}  "
         f"complexity {rep['complexity']}  wall {rep['wall_time_s']:.1f}s "
         f"({where}, {rep['candidates']} candidates)")
   if "as_found" in rep:  # the parsimony step changed it (parsimony.py)
     a = rep["as_found"]
-    print(f"as found: {a['expression']}  (val {a['r2_val']:.6f}, complexity {a['complexity']})")
+    print(f"as found: {a['expression']}  (val {_r2(a['r2_val'])}, complexity {a['complexity']})")
   if rep["equations"]:
     print("equations (best validation R2 at each complexity):")
     for e in rep["equations"]:
-      print(f"  {e['complexity']:>4}  {e['r2_val']:.6f}  {e['expression']}")
+      print(f"  {e['complexity']:>4}  {_r2(e['r2_val']):>9}  {e['expression']}")
 
 
 def main(argv):
@@ -321,13 +325,14 @@ def main(argv):
         # the columns this trial read (plot_result draws it again from them)
         **({"features": list(ds.feature_names)} if ds.selected is not None else {})},
         w_test=weights_of(ds, parts.test_index))
+    reports.append(rep)
+    if out_path is not None:  # after every trial, so a long run keeps what it finished (first:
+      # nothing after it can lose the trial)
+      write_json(out_path, {"dataset": ds.name, "formula": ds.formula, "input": spec,
+                            "rows_sha256": datasets.fingerprint(every), "trials": reports})
     print_trial(rep, ds.feature_names)
     if plot_paths is not None and rep["found"]:
       draw(plot_paths[t], rep, result, parts, ds.feature_names)
-    reports.append(rep)
-    if out_path is not None:  # after every trial, so a long run keeps what it finished
-      write_json(out_path, {"dataset": ds.name, "formula": ds.formula, "input": spec,
-                            "trials": reports})
   if len(reports) > 1:
     tests = [r["r2_test"] for r in reports if r.get("r2_test") is not None]
     print(f"mean test R2 over {len(tests)} trial(s): {np.mean(tests):.6f}" if tests else "no trial found an expression")

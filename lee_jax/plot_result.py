@@ -155,12 +155,10 @@ def figure(equations: Sequence[Mapping], best_complexity: int | None,
 def save(fig, path: str | os.PathLike) -> pathlib.Path:
   """Write atomically: a killed run never leaves half a figure."""
   path = pathlib.Path(path)
-  tmp = path.with_name(path.name + ".tmp")
   try:
-    fig.savefig(tmp, dpi=150, format=path.suffix.lstrip(".").lower())
-    os.replace(tmp, path)
+    cli.write_atomically(path, lambda tmp: fig.savefig(tmp, dpi=150,
+                                                       format=path.suffix.lstrip(".").lower()))
   except OSError as e:  # e.g. a folder that refuses files (/proc), a full disk
-    tmp.unlink(missing_ok=True)
     raise PlotError(f"{path}: cannot write it ({e.strerror or e})") from None
   return path
 
@@ -204,6 +202,9 @@ def redraw(result_file: str | os.PathLike, out: str | os.PathLike | None = None,
     ds = datasets.load_input(**spec)
   except TypeError as e:
     raise PlotError(f"{src}: its \"input\" is not one infer writes ({e})") from None
+  if run.get("rows_sha256") not in (None, datasets.fingerprint(ds)):  # (older files lack it)
+    raise PlotError(f"{src}: the rows of {spec.get('data') or spec.get('dataset')} are not the "
+                    "ones the run read (edited since?); run infer again with --plot")
   written = []
   for t, (rep, p) in enumerate(zip(trials, paths), 1):
     try:

@@ -136,7 +136,7 @@ def plot(workdir: str | pathlib.Path, out: str | pathlib.Path | None = None,
   fig.supxlabel("step (all phases)", fontsize=9)
   fig.tight_layout()
   try:
-    fig.savefig(out, dpi=110, format=fmt)
+    cli.write_atomically(out, lambda tmp: fig.savefig(tmp, dpi=110, format=fmt))
   except (OSError, RuntimeError) as e:
     # What output_file cannot see: /proc as root, a full disk, pgf without a LaTeX install.
     why = getattr(e, "strerror", None) or str(e).splitlines()[0]

@@ -79,6 +79,11 @@ class TrainConfig:
   anneal_by_deadline: bool = False
 
   def __post_init__(self):
+    for f in dataclasses.fields(self):  # (inf --lr passed the checks below, NaN none of them)
+      if f.type == "float" and not math.isfinite(getattr(self, f.name)):
+        raise TrainError(f"--{f.name} must be a finite number, got {getattr(self, f.name)}")
+    if not 0 <= self.seed < 2**32:  # grain's seeding took a negative one for a traceback
+      raise TrainError(f"--seed must be in [0, 2**32), got {self.seed}")
     if self.align_target not in configs.ALIGN_TARGETS:
       raise TrainError(f"align target must be one of {configs.ALIGN_TARGETS}, got {self.align_target!r}")
     if not 0.0 <= self.align_ema < 1.0:

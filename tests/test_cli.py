@@ -7,6 +7,23 @@ import pytest
 from lee_jax import cli
 
 
+def test_write_atomically_replaces_only_its_own_file(tmp_path):
+  (tmp_path / "r.json.tmp").write_text("a user's")  # the fixed temporary name once used
+  cli.write_atomically(tmp_path / "r.json", lambda t: t.write_text("1"))
+  cli.write_atomically(tmp_path / "r.json", lambda t: t.write_text("2"))
+  assert (tmp_path / "r.json").read_text() == "2"
+  assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json", "r.json.tmp"]
+  assert (tmp_path / "r.json.tmp").read_text() == "a user's"
+
+  def fails(t):
+    t.write_text("half")
+    raise OSError("disk full")
+  with pytest.raises(OSError, match="disk full"):
+    cli.write_atomically(tmp_path / "r.json", fails)
+  assert (tmp_path / "r.json").read_text() == "2"  # the old file stays, and no temporary
+  assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json", "r.json.tmp"]
+
+
 def test_output_file_refuses_directories_missing_parents_and_existing_files(tmp_path):
   assert cli.output_file(tmp_path / "r.json") == tmp_path / "r.json"
   with pytest.raises(cli.PathError, match="is a directory, not a file"):

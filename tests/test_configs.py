@@ -13,6 +13,9 @@ def test_search_config_layers_preset_then_model_defaults_then_overrides():
   assert configs.get_search_config("paper", None) == configs.PRESETS["paper"]
   with pytest.raises(ValueError, match="latent_noise must be >= 0"):
     configs.get_search_config("fast", {"latent_noise": -1.0})
+  for name in ("latent_noise", "alpha", "temperature"):  # inf latent noise was taken
+    with pytest.raises(ValueError, match=f"{name} must be a finite number, got inf"):
+      configs.get_search_config("fast", None, **{name: float("inf")})
   with pytest.raises(ValueError, match="unknown preset 'quick'"):
     configs.get_search_config("quick")
 

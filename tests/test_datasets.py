@@ -341,7 +341,9 @@ def test_load_table_weights_column(tmp_path):
   rows = [[i, 0.5 * i, i * i, 1 + (i % 3)] for i in range(20)]
   p = _csv(tmp_path, ["a", "b", "y", "w"], rows)
   ds = D.load_table(p, target="y", weights="w")
-  assert ds.feature_names == ("a", "b") and ds.weights.tolist() == [1 + (i % 3) for i in range(20)]
+  # (scaled to a largest weight of 1: only the ratios count)
+  assert ds.feature_names == ("a", "b")
+  np.testing.assert_allclose(ds.weights, [(1 + (i % 3)) / 3 for i in range(20)], rtol=1e-15)
   assert D.load_table(p, target="y").feature_names == ("a", "b", "w")  # no weights: a feature
   assert D.load_table(p, target="y").weights is None
   for bad_rows, match in [([[i, i, i, -1] for i in range(20)], "non-negative"),
@@ -365,6 +367,20 @@ def test_weighted_rows_drops_zero_weights_and_forgets_equal_ones():
   assert D.weighted_rows(X, y, None)[2] is None
   with pytest.raises(D.DataError, match="at least 10"):
     D.weighted_rows(X, y, np.r_[np.ones(9), np.zeros(11)])
+  # a target constant where the weights are positive was searched (and answered "1")
+  with pytest.raises(D.DataError, match=r"the target is constant \(1\) on the rows of positive "):
+    D.weighted_rows(X, np.where(np.arange(20) < 10, 1.0, y), np.r_[np.ones(10), np.zeros(10)])
+
+
+def test_weights_count_by_their_ratios_and_huge_ones_do_not_overflow():
+  # 1e308 on half the rows overflowed the weighted sums (numpy warnings, then a traceback in
+  # infer and a wrong answer from LEERegressor.fit)
+  w = D.check_weights(np.r_[np.full(10, 1e308), np.ones(10)], 20, "w")
+  np.testing.assert_allclose(w, np.r_[np.ones(10), np.full(10, 1e-308)], rtol=1e-12)
+  from lee_jax import fit
+  with np.errstate(over="raise"):
+    assert np.isfinite(fit.row_weights(np.r_[np.full(10, 1e308), np.ones(10)], 20)).all()
+  np.testing.assert_array_equal(D.check_weights([2.0, 4.0], 2, "w"), [0.5, 1.0])
 
 
 def test_select_k_best_keeps_the_informative_columns_of_a_wide_table(tmp_path):
@@ -476,3 +492,7 @@ def test_from_arrays_names_a_dataframes_non_numeric_column():
     D.from_arrays(na, np.arange(20.0), list(na.columns))
   with pytest.raises(D.DataError, match="NaN or inf"):
     D.from_arrays(na[["n"]], np.arange(20.0), ["n"])
+  # beside a float column too (the frame as one array held pd.NA objects: "must be numeric")
+  mixed = na.assign(b=np.arange(20.0))
+  with pytest.raises(D.DataError, match=r"1 of 20 rows have NaN or inf values \(in n\)"):
+    D.from_arrays(mixed, np.arange(20.0), list(mixed.columns))

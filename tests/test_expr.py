@@ -130,3 +130,13 @@ def test_formula_names_print_back_as_the_columns():
   # a keyword column prints as a name a formula can be read back with (sympify failed on it)
   assert E.formula_names(["lambda", "x"]) == ["lambda_", "x"]
   assert str(E.parse_formula("2*lambda_", ["lambda_"])) == "2*lambda_"
+
+
+@pytest.mark.parametrize("name", ["E", "I", "pi", "gamma", "beta", "S", "N", "Q", "LC", "sin", "id"])
+def test_a_column_that_sympify_reads_as_something_else_prints_with_an_underscore(name):
+  # `E*(I + 0.1)` from columns E and I sympified to a number; with sin or N, a TypeError.
+  got = E.formula_names([name, "x"])
+  assert got == [f"{name}_", "x"]
+  text = str(E.to_sympy(E.from_prefix(["mul", "x0", "add", "x1", "x0"]), got))
+  assert sympy.sympify(text).free_symbols == {sympy.Symbol(f"{name}_"), sympy.Symbol("x")}
+  assert E.formula_names(["e", "theta", "C"]) == ["e", "theta", "C"]  # symbols as they are

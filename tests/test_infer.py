@@ -250,6 +250,29 @@ def test_the_printout_names_a_long_sum_answer_and_what_the_parsimony_step_starte
   assert "(round 2, 10 candidates)" in second and "as found" not in second
 
 
+def test_an_r2_the_report_cannot_hold_prints_as_na_and_the_result_is_written_first(tmp_path):
+  # 98 of 100 targets are 0: the 25 test rows are all 0, R2 there is -inf (None in the
+  # report), and printing it raised a TypeError before the --out file was written. A file the
+  # user kept under the name the write once used for its temporary copy stays.
+  import json
+  import numpy as np
+  X = np.random.default_rng(0).uniform(1, 3, (100, 2))
+  y = np.zeros(100)
+  y[:2] = [1.0, 2.0]
+  path = _table(tmp_path, ["a", "b", "target"], [[a, b, t] for (a, b), t in zip(X, y)])
+  out = tmp_path / "r.json"
+  (tmp_path / "r.json.tmp").write_text("keep")
+  r = _infer("--data", path, "--rounds", "1", "--iters", "2", "--quiet", "--out", str(out))
+  assert r.returncode == 0, r.stderr
+  assert re.search(r"R2 train \S+  val \S+  test n/a  complexity", r.stdout), r.stdout
+  run = json.loads(out.read_text())
+  assert run["trials"][0]["r2_test"] is None
+  from lee_jax import datasets
+  assert run["rows_sha256"] == datasets.fingerprint(datasets.load_input(**run["input"]))
+  assert (tmp_path / "r.json.tmp").read_text() == "keep"
+  assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json", "r.json.tmp", "t.csv"]
+
+
 def test_a_user_table_prints_its_target_by_name_words_upright_and_the_time_limit(tmp_path):
   # (the shipped model, 2 rounds cut after round 1's initial pool: a few seconds)
   import numpy as np

@@ -108,6 +108,16 @@ def test_redraw_from_a_users_table_result(tmp_path):
   assert r.returncode == 0, r.stderr
   assert r.stdout.strip() == f"plot written to {tmp_path / 'r.png'}"
   assert (tmp_path / "r.png").read_bytes()[:4] == b"\x89PNG"
+  # with the digest of the rows infer read: the same rows draw, an edited table is refused
+  from lee_jax import datasets
+  digest = datasets.fingerprint(datasets.load_input(**spec))
+  (tmp_path / "r.json").write_text(json.dumps({"input": spec, "rows_sha256": digest,
+                                               "trials": [rep]}))
+  assert _redraw_cli(str(tmp_path / "r.json"), "--overwrite").returncode == 0
+  (tmp_path / "t.csv").write_text("a,w,y\n" + rows.replace(",0.5\n", ",9.5\n"))
+  r = _redraw_cli(str(tmp_path / "r.json"), "--overwrite")
+  assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+  assert "are not the ones the run read (edited since?)" in r.stderr
 
 
 def test_redraw_reads_the_columns_a_trial_recorded(tmp_path):

@@ -298,6 +298,10 @@ def test_cli_missing_previous_phase_is_one_line_error(tmp_path):
     ({"warmup": -1}, "--warmup"), ({"weight_decay": -0.1}, "--weight_decay"),
     ({"clip_norm": 0.0}, "--clip_norm"), ({"workers": -2}, "--workers"),
     ({"rng_impl": "philox"}, "--rng_impl must be one of"),
+    # inf passed `min_lr <= lr` (the run failed at step 1); grain's seeding raised a traceback
+    ({"lr": float("inf")}, "--lr must be a finite number, got inf"),
+    ({"max_seconds": float("nan")}, "--max_seconds must be a finite number"),
+    ({"seed": -1}, r"--seed must be in \[0, 2\*\*32\), got -1"),
 ])
 def test_settings_that_would_train_the_wrong_way_are_refused(tmp_path, kw, needle):
   with pytest.raises(train.TrainError, match=needle):
