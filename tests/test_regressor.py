@@ -256,7 +256,9 @@ def test_unfitted_and_bad_input_errors(ckpt):
                   ({"max_time": "10"}, "max_time must be a number"),
                   ({"val_fraction": 1.0}, r"val_fraction must be in \(0, 1\)"),
                   # "no" is truthy: it switched the power-law seeds on
-                  ({"power_seeds": "no"}, "power_seeds must be True or False, got 'no'")):
+                  ({"power_seeds": "no"}, "power_seeds must be True or False, got 'no'"),
+                  ({"warm_start": "yes"}, "warm_start must be True or False, got 'yes'"),
+                  ({"latent_noise": float("inf")}, "latent_noise must be a finite number")):
     with pytest.raises(ValueError, match=msg):
       LEERegressor(checkpoint=ckpt, **kw).fit(X, y)
   # a large val_fraction on few rows left one row (or none: numpy's "high <= 0") to search on
