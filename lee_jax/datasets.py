@@ -431,11 +431,11 @@ def from_arrays(X, y, feature_names: Sequence[str] | None = None, name: str = "d
 
 
 def _float_copy(a) -> np.ndarray:
-  """a as a new float64 array. pandas objects convert their missing values (pd.NA in the
-  nullable Int64 / Float64 columns, which float() refuses) to NaN, so that the rows are
-  reported as rows with missing values."""
+  """a as a new float64 array. pandas objects turn their missing values (pd.NA in the
+  nullable Int64 / Float64 columns or in object ones, which float() refuses) into NaN, so
+  that the rows are reported as rows with missing values."""
   if type(a).__module__.startswith("pandas"):  # a DataFrame or Series
-    return np.array(a.to_numpy(dtype=np.float64, na_value=np.nan), dtype=np.float64)
+    a = a.astype(object).where(a.notna(), np.nan).to_numpy()
   return np.array(a, dtype=np.float64)
 
 
@@ -593,7 +593,8 @@ def check_weights(weights, n: int, what: str) -> np.ndarray:
     raise DataError(f"{what} has shape {w.shape}; expected ({n},), one per row")
   if not np.all(np.isfinite(w)) or np.any(w < 0) or not np.any(w > 0):
     raise DataError(f"{what} must be finite and non-negative, and not all zero")
-  return w / w.max()
+  # (a positive weight stays positive: 1e-30 beside 1e300 was 0, a row left out)
+  return np.where(w > 0, np.maximum(w / w.max(), np.finfo(np.float64).smallest_subnormal), 0.0)
 
 
 def load_input(dataset: str | None = None, data: str | None = None, target: str = "target",
@@ -634,7 +635,8 @@ def columns_named(ds: Dataset, names: Sequence[str]) -> Dataset:
 
 def weighted_rows(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None):
   """(X, y, weights) without the rows of weight 0; weights None when they are all equal (the
-  unweighted search exactly). DataError if fewer than MIN_ROWS rows are left."""
+  unweighted search exactly). DataError if fewer than MIN_ROWS rows are left, or if y is
+  constant on them."""
   if weights is None:
     return X, y, None
   keep = weights > 0

@@ -185,14 +185,17 @@ def _reads_as_symbol(name: str) -> bool:
     return False
 
 
-def formula_names(names: Sequence[str]) -> list[str]:
+def formula_names(names: Sequence[str], sympify_safe: bool = True) -> list[str]:
   """Column names as they appear in a printed formula: a name that is not an identifier
   ("Alcohol-related", "a+b", "2", "") would read as another formula, so its other characters
   become "_" (a leading digit gets "x_"; an empty name is x<i>), and a clash gets "_<i>".
   A name that sympy.sympify would read as something else gets a "_": `E*(I + 0.1)` read back
-  was a number, so it prints `E_*(I_ + 0.1)`; a Python keyword likewise (`lambda_`)."""
+  was a number, so it prints `E_*(I_ + 0.1)`; a Python keyword likewise (`lambda_`).
+  sympify_safe=False keeps those names (for a reader that declares the columns as symbols,
+  as SRBench's harness does)."""
   names = [str(n) for n in names]
-  plain = lambda n: n.isidentifier() and not keyword.iskeyword(n) and _reads_as_symbol(n)
+  readable = _reads_as_symbol if sympify_safe else (lambda n: True)
+  plain = lambda n: n.isidentifier() and not keyword.iskeyword(n) and readable(n)
   taken = {n for n in names if plain(n)}  # names that stay as they are
   out: list[str] = []
   for i, name in enumerate(names):
@@ -202,7 +205,7 @@ def formula_names(names: Sequence[str]) -> list[str]:
     s = f"{name}_" if name.isidentifier() else re.sub(r"\W", "_", name.strip()) or f"x{i}"
     s = f"x_{s}" if s[0].isdigit() else s
     base, k = s, i
-    while s in taken or not _reads_as_symbol(s):  # ("a b" beside "a_b" and "a_b_0": each
+    while s in taken or not readable(s):  # ("a b" beside "a_b" and "a_b_0": each
       # its own symbol; " E " stripped is E)
       s, k = f"{base}_{k}", k + 1
     taken.add(s)

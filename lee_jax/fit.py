@@ -341,10 +341,11 @@ def _affine_parts(node: E.Node, X: np.ndarray, slots: list):
 
 
 def lstsq(A: np.ndarray, t: np.ndarray) -> np.ndarray:
-  """The least-squares solution of A c = t (numpy's SVD: min-norm where A is rank-deficient)
-  with A's columns first scaled to a largest |value| of 1: the SVD's rank cut-off then
-  compares directions, not units (beside a constant column, x^2 with x ~ 1e-8 was cut off
-  and c0 + c1 x^2 fitted the mean)."""
+  """The least-squares solution of A c = t by numpy's SVD with A's columns first scaled to a
+  largest |value| of 1: the rank cut-off then compares directions, not units (beside a
+  constant column, x^2 with x ~ 1e-8 was cut off and c0 + c1 x^2 fitted the mean). Where A
+  is rank-deficient the answer is the min-norm one of the scaled columns (c0 + c1 with two
+  constant columns: each half, as numpy's; [x, 2x]: not numpy's split)."""
   with np.errstate(all="ignore"):
     scale = np.max(np.abs(A), axis=0, initial=0.0)
     scale = np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)

@@ -265,10 +265,12 @@ class LEERegressor:
       value = getattr(self, name)
       if (value is not None or name == "val_fraction") and not datasets.is_number(value):
         raise ValueError(f"{name} must be a number, got {value!r}")
-    for name in ("warm_start", "verbose"):  # ("yes" would be truthy; the search's own
-      # switches are checked so by SearchConfig)
-      if not isinstance(getattr(self, name), (bool, np.bool_)):
-        raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
+    # ("yes" would be truthy; the search's own switches are checked so by SearchConfig.
+    # verbose takes sklearn's integers too, and PySR's `verbosity` is an alias.)
+    if not isinstance(self.warm_start, (bool, np.bool_)):
+      raise ValueError(f"warm_start must be True or False, got {self.warm_start!r}")
+    if not (isinstance(self.verbose, (bool, np.bool_)) or datasets.is_integer(self.verbose)):
+      raise ValueError(f"verbose must be True, False or an integer, got {self.verbose!r}")
     trial_lib.check_max_time(self.max_time)
     if not 0 < self.val_fraction < 1:
       raise ValueError(f"val_fraction must be in (0, 1), got {self.val_fraction}")

@@ -212,8 +212,11 @@ def separable_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = No
                                        singles=True) if u not in more]
     else:  # the third: scored against what the best two-term sum leaves
       Mc, yc2, usable = polynomial.centred(term_values(terms, X), y, w)
-      chosen = polynomial.best_subsets(Mc.T @ Mc, Mc.T @ yc2, usable, t,
-                                       subset_limit(len(terms)))[-1]
+      subsets = polynomial.best_subsets(Mc.T @ Mc, Mc.T @ yc2, usable, t,
+                                        subset_limit(len(terms)))
+      if not subsets:  # (no term of finite variance)
+        break
+      chosen = subsets[-1]
       coefs = fit.lstsq(Mc[:, chosen], yc2)
       resid = yc2 - Mc[:, chosen] @ coefs
       if float(resid @ resid) <= 1e-20 * float(yc2 @ yc2):

@@ -35,7 +35,9 @@ def model(est: LEERegressor, X=None) -> str:
   names = [str(c) for c in X.columns] if hasattr(X, "columns") else list(est.feature_names_in_)
   if len(names) != est.n_features_in_:
     raise ValueError(f"X has {len(names)} columns; the model was fitted on {est.n_features_in_}")
-  names = E.formula_names(names)  # ("deg-malig" would read as deg - malig)
+  # ("deg-malig" would read as deg - malig; the harness reads the columns as symbols, so
+  # beta, gamma and I stay as they are for its symbolic check against the true formula)
+  names = E.formula_names(names, sympify_safe=False)
   return str(trial.sympy_of(node, [names[i] for i in est.selected_features_], digits=None))
 
 

@@ -371,11 +371,15 @@ def latex_of(expr: sympy.Expr) -> str:
   for s in expr.free_symbols:
     if not isinstance(s, sympy.Symbol):
       continue
-    base = split_super_sub(s.name)[0]
-    if len(base) > 1 and sympy.latex(sympy.Symbol(base)) == base:  # a plain word
-      shown = sympy.latex(s)
-      if shown.startswith(base):  # (as _deal_with_super_sub writes it: base, then ^{..}, _{..})
-        names[s] = r"\mathrm{%s}" % base.replace("_", r"\_") + shown[len(base):]
+    # A trailing "_" is `formula_names`' mark on a name SymPy reads otherwise (E_, beta_,
+    # lambda_): drawn as the column's own name (SymPy wrote an empty subscript, \beta_{}).
+    name = s.name[:-1] if s.name.endswith("_") and len(s.name) > 1 else s.name
+    shown = sympy.latex(sympy.Symbol(name))
+    base = split_super_sub(name)[0]
+    if len(base) > 1 and sympy.latex(sympy.Symbol(base)) == base and shown.startswith(base):
+      # a plain word (as _deal_with_super_sub writes it: base, then ^{..}, _{..})
+      shown = r"\mathrm{%s}" % base.replace("_", r"\_") + shown[len(base):]
+    names[s] = shown
   return sympy.latex(expr, symbol_names=names)
 
 

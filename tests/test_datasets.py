@@ -381,6 +381,8 @@ def test_weights_count_by_their_ratios_and_huge_ones_do_not_overflow():
   with np.errstate(over="raise"):
     assert np.isfinite(fit.row_weights(np.r_[np.full(10, 1e308), np.ones(10)], 20)).all()
   np.testing.assert_array_equal(D.check_weights([2.0, 4.0], 2, "w"), [0.5, 1.0])
+  # a positive weight stays positive (1e-30 beside 1e300 divided to 0: its rows left out)
+  assert (D.check_weights(np.r_[np.full(5, 1e300), np.full(15, 1e-30)], 20, "w") > 0).all()
 
 
 def test_select_k_best_keeps_the_informative_columns_of_a_wide_table(tmp_path):
@@ -496,3 +498,6 @@ def test_from_arrays_names_a_dataframes_non_numeric_column():
   mixed = na.assign(b=np.arange(20.0))
   with pytest.raises(D.DataError, match=r"1 of 20 rows have NaN or inf values \(in n\)"):
     D.from_arrays(mixed, np.arange(20.0), list(mixed.columns))
+  objects = mixed.assign(n=pd.Series([1.0, pd.NA] * 10, dtype=object))  # and in an object column
+  with pytest.raises(D.DataError, match=r"10 of 20 rows have NaN or inf values \(in n\)"):
+    D.from_arrays(objects, np.arange(20.0), list(objects.columns))

@@ -118,6 +118,7 @@ def test_search_with_a_checkpoint_prints_the_answer_and_writes_json(ckpt, tmp_pa
   assert "round 1/1" in r.stderr  # progress
   res = json.loads(out.read_text())
   assert res["dataset"] == "strogatz_shearflow1" and [t["seed"] for t in res["trials"]] == [0, 1000]
+  assert "rows_sha256" not in res  # a shipped dataset is fixed by its name
   t = res["trials"][0]
   assert t["found"] and -1e9 < t["r2_test"] <= 1 and t["complexity"] >= 1
   # which model answered (another checkpoint's output looked the same as the shipped one's)

@@ -258,9 +258,11 @@ def test_unfitted_and_bad_input_errors(ckpt):
                   # "no" is truthy: it switched the power-law seeds on
                   ({"power_seeds": "no"}, "power_seeds must be True or False, got 'no'"),
                   ({"warm_start": "yes"}, "warm_start must be True or False, got 'yes'"),
+                  ({"verbose": "yes"}, "verbose must be True, False or an integer, got 'yes'"),
                   ({"latent_noise": float("inf")}, "latent_noise must be a finite number")):
     with pytest.raises(ValueError, match=msg):
       LEERegressor(checkpoint=ckpt, **kw).fit(X, y)
+  LEERegressor(checkpoint=ckpt, rounds=1, iterations=1, verbose=1).fit(X, y)  # sklearn's int
   # a large val_fraction on few rows left one row (or none: numpy's "high <= 0") to search on
   with pytest.raises(ValueError, match=r"val_fraction=0.95 holds out 10 of 10 rows, leaving 0 "
                      r"to search on; at least 5 are needed"):

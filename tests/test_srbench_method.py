@@ -40,6 +40,12 @@ def test_the_names_srbench_imports(fitted):
   # PMLB names that are no identifiers print as the formula names (deg-malig read as minus)
   text = srbench_method.model(est, types.SimpleNamespace(columns=["deg-malig", "CIC.inst"]))
   assert {str(s) for s in sympy.sympify(text).free_symbols} <= {"deg_malig", "CIC_inst"}
+  # the harness declares the columns as symbols: beta and gamma stay themselves (beta_ would
+  # never match the true formula of Feynman III.17.37)
+  text = srbench_method.model(est, types.SimpleNamespace(columns=["beta", "gamma"]))
+  b, g = sympy.symbols("beta gamma")
+  assert sympy.sympify(text, locals={"beta": b, "gamma": g}).free_symbols <= {b, g}
+  assert "beta_" not in text and "gamma_" not in text
 
 
 def test_srbenchs_trial_seed_reaches_the_search():

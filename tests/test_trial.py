@@ -24,7 +24,10 @@ def test_latex_sets_a_word_upright_and_leaves_what_sympy_renders_specially():
                       ("x", "x"), ("x_1", "x_{1}"), ("x0", "x_{0}"), ("v_max", "v_{max}"),
                       ("xdot", r"\dot{x}"),
                       # a word keeps its subscript
-                      ("mass2", r"\mathrm{mass}_{2}"), ("power_W", r"\mathrm{power}_{W}")]:
+                      ("mass2", r"\mathrm{mass}_{2}"), ("power_W", r"\mathrm{power}_{W}"),
+                      # formula_names' trailing "_" (beta_ was \beta_{}): the column's name
+                      ("beta_", r"\beta"), ("lambda_", r"\lambda"), ("E_", "E"),
+                      ("id_", r"\mathrm{id}")]:
     assert trial.latex_of(2 * _sym(name)) == f"2 {shown}", name
   assert trial.latex_of(sympy.Integer(3)) == "3"
 
