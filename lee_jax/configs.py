@@ -328,7 +328,6 @@ class SearchConfig:
       if f.type == "bool" and not isinstance(getattr(self, f.name), bool):
         # "no" would be truthy and switch the setting on
         raise ValueError(f"{f.name} must be True or False, got {getattr(self, f.name)!r}")
-    for f in dataclasses.fields(self):
       if f.type == "float" and not math.isfinite(getattr(self, f.name)):
         raise ValueError(f"{f.name} must be a finite number, got {getattr(self, f.name)}")
     for name in ("rounds", "iterations", "pool_size", "n_init", "n_new", "parents",
