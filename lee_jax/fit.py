@@ -59,24 +59,25 @@ class FitResult:
   reason: str = ""  # why not ok: 'nonfinite_start', 'nonfinite_end', 'error: ...'
 
 
-def _const_slots(node: E.Node) -> dict[int, int]:
-  """id(constant node) -> index in prefix order."""
-  return {id(n): i for i, n in enumerate(m for m in E.walk(node) if m.name in ("const", "C"))}
-
-
 def value_and_jacobian(node: E.Node, X: np.ndarray, values: np.ndarray):
   """Tree on X [N, k] with constants `values` -> (y [N], dy/dvalues [N, n]) in float64.
 
   Same protected semantics as evaluate.evaluate_numpy: non-finite values become NaN.
+  Constants take their slots in the order the walk meets them (prefix order, as
+  E.constants and E.with_constants), not by identity: SymPy's trees reuse one subtree
+  object for (x + c)^4, and both copies must be slots of their own. Where an argument's
+  derivative is 0 the chain rule gives 0 whatever the function's derivative (sqrt at 0,
+  whose derivative is inf: inf * 0 would make the row NaN and the fit refuse the tree).
   """
-  slots = _const_slots(node)
   n_c, n = len(values), X.shape[0]
+  slot = iter(range(n_c))
 
   def ev(nd: E.Node):
     if nd.name in ("const", "C"):
+      k = next(slot)
       j = np.zeros((n, n_c))
-      j[:, slots[id(nd)]] = 1.0
-      return np.full(n, values[slots[id(nd)]]), j
+      j[:, k] = 1.0
+      return np.full(n, values[k]), j
     if vocab.is_variable(nd.name):
       return X[:, vocab.variable_index(nd.name)], np.zeros((n, n_c))
     args = [ev(c) for c in nd.children]
@@ -97,7 +98,7 @@ def value_and_jacobian(node: E.Node, X: np.ndarray, values: np.ndarray):
       d = (da - v[:, None] * db) / b[:, None]
     else:
       v = vocab.NUMPY_FN[name](a)
-      d = _unary_derivative(name, a, v)[:, None] * da
+      d = np.where(da == 0, 0.0, _unary_derivative(name, a, v)[:, None] * da)
     bad = ~np.isfinite(v)
     return np.where(bad, np.nan, v), np.where(bad[:, None], np.nan, d)
 

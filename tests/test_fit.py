@@ -74,6 +74,36 @@ def test_jacobian_matches_finite_differences():
     np.testing.assert_allclose(jac[:, i], fd, rtol=1e-5, atol=1e-6)
 
 
+def test_a_sqrt_of_zero_outside_the_constants_leaves_the_fit_alone():
+  # sqrt's derivative at 0 is inf, and times the argument's 0 it made the row NaN: the
+  # exact law 3 sqrt(x0) + 1 on rows with x0 = 0 was refused ("nonfinite_start")
+  X = np.linspace(0, 2, 30)[:, None]
+  y = 3.0 * np.sqrt(X[:, 0]) + 1.0
+  node = E.op("add", E.op("mul", E.const(1.0), E.op("sqrt", E.var(0))), E.const(0.0))
+  _, jac = fit.value_and_jacobian(node, X, np.array([1.0, 0.0]))
+  assert np.isfinite(jac).all()
+  res = fit.fit_constants(node, X, y, max_iter=100)
+  assert res.ok
+  np.testing.assert_allclose(res.values, [3.0, 1.0], rtol=1e-6)
+
+
+def test_a_subtree_used_twice_has_slots_of_its_own():
+  # SymPy's (x0 + c)^4 comes back as sq(t) * sq(t) with one object t: keyed by identity,
+  # both copies read the second slot and the first never moved, so the returned tree
+  # (whose constants are written in prefix order) was not the one scored
+  inner = E.op("add", E.const(1.23), E.var(0))
+  node = E.op("mul", E.op("sq", inner), E.op("sq", inner))
+  X = np.linspace(-1, 1, 50)[:, None]
+  y = (X[:, 0] + 0.7) ** 4
+  v, jac = fit.value_and_jacobian(node, X, np.array([0.7, 1.5]))
+  np.testing.assert_allclose(v, (X[:, 0] + 0.7) ** 2 * (X[:, 0] + 1.5) ** 2)
+  assert np.abs(jac[:, 0]).max() > 0 and np.abs(jac[:, 1]).max() > 0
+  res = fit.fit_constants(node, X, y, max_iter=200)
+  assert res.ok and res.nmse < 1e-12
+  r = evaluate.evaluate_numpy(res.node, X) - y
+  assert np.mean(r * r) / np.var(y) < 1e-12  # what was scored is what comes back
+
+
 def test_value_matches_the_numpy_evaluator():
   node = _tree("tanh(0.3*x0) * abs(x1) ** 3 - tan(0.1*x1)")
   X = np.random.default_rng(2).uniform(-3, 3, (40, 2))
