@@ -85,14 +85,15 @@ class Pool:
     return False
 
   def merge(self, candidates: list[Candidate]) -> int:
-    """Add candidates, keep the best per bucket and overall; returns how many entered."""
-    seen = {c.key for c in self.entries}
-    fresh = []
+    """Add candidates, keep the best per bucket and overall; returns how many entered. Of
+    candidates with one key (constants to 3 significant figures), the best score stays
+    (the first of equals): (x - 1000.4)^2 and a worse fit (x - 1000.0)^2 share a key."""
+    by_key = {c.key: c for c in self.entries}
     for c in candidates:
-      if c.key not in seen and np.isfinite(c.score):
-        seen.add(c.key)
-        fresh.append(c)
-    ranked = sorted(self.entries + fresh, key=lambda c: (-c.score, c.complexity))
+      if np.isfinite(c.score) and (c.key not in by_key or c.score > by_key[c.key].score):
+        by_key[c.key] = c
+    fresh = [c for c in candidates if by_key.get(c.key) is c]
+    ranked = sorted(by_key.values(), key=lambda c: (-c.score, c.complexity))
     counts: dict[int, int] = {}
     kept = []
     for c in ranked:

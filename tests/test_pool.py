@@ -38,6 +38,24 @@ def test_pool_size_limit_duplicates_and_nonfinite_scores():
   assert not pool.could_enter(0.5, 0.0) and pool.could_enter(0.65, 0.0)
 
 
+def test_of_one_key_the_better_fit_stays():
+  # (x - 1000.4)^2 and (x - 1000.0)^2 print alike at 3 significant figures; the worse fit
+  # reached the pool first and the exact one was turned away
+  worse, better = cand(1000.0, -0.13, 5), cand(1000.0, 1.0, 5)
+  assert worse.key == better.key
+  pool = P.Pool(16)
+  pool.merge([worse, cand(7, 0.5, 3)])
+  assert pool.merge([better]) == 1
+  assert len(pool) == 2 and pool.champion() is better
+  assert all(c is not worse for c in pool.entries)
+  assert pool.merge([cand(1000.0, 0.2, 5)]) == 0 and pool.champion() is better
+  # within one merge too, and of equals the first
+  twin, first = cand(3, 0.7, 4), cand(3, 0.7, 4)
+  pool.merge([first, twin, cand(3, 0.1, 4)])
+  assert [c for c in pool.entries if c.key == first.key] == [first]
+  assert any(c is first for c in pool.entries)
+
+
 def test_could_enter_is_false_only_when_no_complexity_gets_the_candidate_in():
   rng = np.random.default_rng(0)
   alpha, skipped = 0.02, 0
