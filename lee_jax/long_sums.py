@@ -22,6 +22,8 @@ import numpy as np
 from lee_jax import complexity
 from lee_jax import evaluate
 from lee_jax import expr as E
+from lee_jax import interactions
+from lee_jax import parsimony
 from lee_jax import polynomial
 from lee_jax import pool as pool_lib
 from lee_jax import score
@@ -37,10 +39,12 @@ SIMPLIFIED = 4  # sums, best by node count, whose SymPy complexity is counted
 
 def sums(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None, max_terms: int) -> list[E.Node]:
   """The separable and the polynomial seeds' best 1..max_terms-term sums (with and without
-  an intercept), each with its least-squares constants."""
+  an intercept), each with its least-squares constants, and the interaction waves' sums
+  (`interactions`), each with all its constants fitted."""
   return (separable.separable_fits(X, y, weights, max_terms=max_terms,
                                    periodic_span=PERIODIC_SPAN, thorough=False)
-          + polynomial.sparse_fits(X, y, weights, max_terms=max_terms))
+          + polynomial.sparse_fits(X, y, weights, max_terms=max_terms)
+          + interactions.interaction_fits(X, y, weights, max_terms))
 
 
 def candidate(node: E.Node, r2_train: float, r2_val: float, c: int, alpha: float) -> pool_lib.Candidate:
@@ -68,17 +72,19 @@ def best_sum(data, max_terms: int, alpha: float, probe_points: int,
   """The sum of at most max_terms terms with the best validation score on data (a
   search.SearchData), or None when the data are too few or no sum is valid and bounded.
 
-  Sums are fitted on the first ROWS training rows, scored on all of them and on the
-  validation rows; a sum needs ROWS_PER_CONSTANT training rows per constant. The SIMPLIFIED
+  Sums are fitted on at most ROWS training rows (`parsimony.rows`: a seeded draw), scored
+  on all of them and on the validation rows; a sum needs ROWS_PER_CONSTANT training rows
+  per constant. The SIMPLIFIED
   best by r2_val - alpha * node count get their SymPy complexity, and the best of those that
   stays bounded on probe points between the rows (score.bounded; probe_points 0 skips it)
   answers. The node count is only a guide: SymPy counts x^2 and a - b as 3 nodes where the
   tree has 2, so a fifth sum within a few nodes' alpha of the fourth could score better
   after counting and is not counted (SymPy on a long sum costs ~0.1-1 s)."""
   X, y = np.asarray(data.X_train, np.float64), np.asarray(data.y_train, np.float64)
-  w = None if data.w_train is None else np.asarray(data.w_train, np.float64)[:ROWS]
+  w = None if data.w_train is None else np.asarray(data.w_train, np.float64)
+  Xf, yf, w = parsimony.rows(X, y, w, seed, ROWS)
   rows = []
-  for node in sums(X[:ROWS], y[:ROWS], w, max_terms):
+  for node in sums(Xf, yf, w, max_terms):
     if ROWS_PER_CONSTANT * len(E.constants(node)) > len(y):
       continue
     with np.errstate(all="ignore"):
@@ -96,7 +102,7 @@ def best_sum(data, max_terms: int, alpha: float, probe_points: int,
   probe = (score.probe(X, score.DENSE_PROBES * probe_points, np.random.default_rng([seed, 7]))
            if probe_points else None)
   for c in found:
-    if probe is None or score.bounded(c.node, probe, X[:ROWS], y[:ROWS]):
+    if probe is None or score.bounded(c.node, probe, Xf, yf):
       return c
   return None
 

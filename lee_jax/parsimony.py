@@ -223,11 +223,12 @@ def simplest(node: E.Node, X: np.ndarray, y: np.ndarray, weights: np.ndarray | N
   return current if changed else node
 
 
-def rows(X: np.ndarray, y: np.ndarray, w: np.ndarray | None, seed: int):
-  """At most MAX_ROWS rows of (X, y, w), a seeded draw when there are more."""
-  if len(y) <= MAX_ROWS:
+def rows(X: np.ndarray, y: np.ndarray, w: np.ndarray | None, seed: int, limit: int = MAX_ROWS):
+  """At most `limit` rows of (X, y, w), a seeded draw when there are more (never the first
+  ones: a caller's rows may be sorted, by time say, and the first would see one end of x)."""
+  if len(y) <= limit:
     return X, y, w
-  idx = np.random.default_rng([seed, 11]).choice(len(y), MAX_ROWS, replace=False)
+  idx = np.random.default_rng([seed, 11]).choice(len(y), limit, replace=False)
   return X[idx], y[idx], None if w is None else w[idx]
 
 

@@ -50,6 +50,18 @@ def test_too_few_rows_per_constant_keep_sums_short():
   assert long_sums.best_sum(_data(X[:6], y[:6], val=0.5), 6, 0.002, 1024, seed=0) is None
 
 
+def test_rows_in_the_callers_order_are_drawn_from_the_whole_range():
+  # LEERegressor keeps the caller's row order; the sums were fitted on the first 1,000
+  # training rows, which for rows sorted by x0 see one end of it (train R2 0.71)
+  rng = np.random.default_rng(0)
+  X = np.sort(rng.uniform(-3, 3, (3000, 2)), axis=0)
+  y = np.exp(0.5 * X[:, 0]) + np.cos(X[:, 1]) * X[:, 0]
+  val = rng.permutation(3000)[:600]
+  train = np.setdiff1d(np.arange(3000), val)  # sorted, as the regressor's
+  c = long_sums.best_sum(search.SearchData(X[train], y[train], X[val], y[val]), 4, 0.002, 0, 0)
+  assert c.r2_train > 0.99 and c.r2_val > 0.99
+
+
 def test_a_sum_with_a_pole_between_the_rows_is_passed_over():
   rng = np.random.default_rng(1)
   X = np.c_[rng.choice([-1, 1], 400) * rng.uniform(0.1, 2.0, 400), rng.uniform(-2, 2, 400)]
