@@ -252,7 +252,9 @@ def print_trial(rep: dict, names) -> None:
   print(f"latex: {rep['latex']}")
   # no round when the trial's long sum answers (long_sums.py)
   where = "the long sum" if rep["winner_round"] is None else f"round {rep['winner_round'] + 1}"
-  print(f"R2 train {_r2(rep['r2_train'])}  val {_r2(rep['r2_val'])}  test {_r2(rep['r2_test'])}  "
+  weighted = f"weighted by {rep['weights']}: " if rep.get("weights") else ""
+  print(f"{weighted}R2 train {_r2(rep['r2_train'])}  val {_r2(rep['r2_val'])}  "
+        f"test {_r2(rep['r2_test'])}  "
         f"complexity {rep['complexity']}  wall {rep['wall_time_s']:.1f}s "
         f"({where}, {rep['candidates']} candidates)")
   if "as_found" in rep:  # the parsimony step changed it (parsimony.py)

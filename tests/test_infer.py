@@ -240,15 +240,18 @@ def test_the_printout_names_a_long_sum_answer_and_what_the_parsimony_step_starte
          "wall_time_s": 1.0, "winner_round": None, "candidates": 10, "equations": [],
          "as_found": {"expression": "1.01*x0 + x1", "r2_val": 0.981, "complexity": 5}}
   plain = {k: v for k, v in rep.items() if k != "as_found"} | {"winner_round": 1}
+  weighted = plain | {"weights": "w"}  # (--weights w: every R2 is weighted)
   code = ("import json, sys\nfrom lee_jax import infer\n"
           "for rep in json.loads(sys.argv[1]):\n  infer.print_trial(rep, ['x0', 'x1'])\n  print('--')")
-  r = subprocess.run([sys.executable, "-c", code, json.dumps([rep, plain])], capture_output=True,
-                     text=True, timeout=120)
+  r = subprocess.run([sys.executable, "-c", code, json.dumps([rep, plain, weighted])],
+                     capture_output=True, text=True, timeout=120)
   assert r.returncode == 0, r.stderr
-  first, second = r.stdout.split("--")[:2]
+  first, second, third = r.stdout.split("--")[:3]
   assert "(the long sum, 10 candidates)" in first
   assert "as found: 1.01*x0 + x1  (val 0.981000, complexity 5)" in first
   assert "(round 2, 10 candidates)" in second and "as found" not in second
+  assert "\nR2 train 0.990000" in second and "weighted" not in second
+  assert "\nweighted by w: R2 train 0.990000  val 0.980000  test 0.970000" in third
 
 
 def test_an_r2_the_report_cannot_hold_prints_as_na_and_the_result_is_written_first(tmp_path):
