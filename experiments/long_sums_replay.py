@@ -45,8 +45,9 @@ def replay(cell: dict, long_terms: int) -> dict:
   sum, "rounds_answer" the rounds' answer where the sum answers)."""
   alpha = cell["search"].get("alpha", configs.SearchConfig.alpha)
   rounds = cell.get("rounds_answer") or (cell if cell.get("found") else None)
-  rounds = None if rounds is None else {k: rounds.get(k, "rounds") if k == "origin" else rounds[k]
-                                        for k in ANSWER}
+  rounds = None if rounds is None else {
+      **{k: rounds.get(k, "rounds") if k == "origin" else rounds[k] for k in ANSWER},
+      **({"prefix": rounds["prefix"]} if rounds.get("prefix") else {})}
   long = cell.get("long_sum") or _long_sum(cell, long_terms, alpha)
   out = {k: v for k, v in cell.items() if k != "rounds_answer"}
   if rounds is not None:
@@ -59,7 +60,14 @@ def replay(cell: dict, long_terms: int) -> dict:
   if long_sums.pays(as_cand(long), as_cand(rounds), alpha):
     out.update({k: long.get(k) for k in ANSWER}, found=True, origin="long", rounds_answer=rounds)
   if _answer(out) != _answer(cell):
-    out.pop("r2_train", None)  # the recorded one is the other answer's
+    # The recorded answer's own fields would describe the other answer: its r2_train, its
+    # LaTeX, the parsimony step's start; its prefix (a parsimony_replay.py refits from it)
+    # is the new answer's where that was recorded (records before 2026-11-30 lack it).
+    for key in ("r2_train", "latex", "constants", "as_found", "prefix"):
+      out.pop(key, None)
+    now = long if out.get("origin") == "long" else rounds
+    if now is not None and now.get("prefix"):
+      out["prefix"] = now["prefix"]
   return out
 
 
@@ -78,8 +86,10 @@ def _long_sum(cell: dict, long_terms: int, alpha: float) -> dict | None:
   p = datasets.split(ds.X, ds.y, seed=cell["seed"], noise=cell["noise"])
   long = long_sums.best_sum(search.SearchData.from_split(p), long_terms, alpha, probe_points,
                             cell["seed"])
-  return None if long is None else trial.candidate_summary(
-      long, p.X_test, p.y_test, E.formula_names(ds.feature_names))
+  if long is None:
+    return None
+  return {**trial.candidate_summary(long, p.X_test, p.y_test, E.formula_names(ds.feature_names)),
+          "prefix": " ".join(E.to_prefix(long.node))}  # (set here too for older lee_jax)
 
 
 def main(argv):

@@ -46,7 +46,9 @@ def replay(cell: dict, again: bool = False) -> dict:
   recorded one where it changes, or the search's where the record has one). again=False
   keeps cells that were run with the step."""
   ran = cell["search"].get("parsimony") or "as_found" in cell
-  if not cell.get("found") or (ran and not again):
+  # (no prefix: a long_sums_replay.py answer from a record that kept none; the step cannot
+  # start from its rounded printout)
+  if not cell.get("found") or (ran and not again) or not cell.get("prefix"):
     return cell
   alpha = cell["search"].get("alpha", configs.SearchConfig.alpha)
   probe_points = cell["search"].get("probe_points", configs.SearchConfig.probe_points)

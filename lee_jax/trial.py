@@ -425,7 +425,8 @@ def report(result: TrialResult, X_test: np.ndarray, y_test: np.ndarray, data: se
     })
   if result.long_sum is not None:  # answer or not: what the rounds' answer was measured against
     if result.winner is result.long_sum:  # its summary is the answer's (one SymPy pass)
-      out["long_sum"] = {k: out[k] for k in ("expression", "complexity", "r2_val", "r2_test", "origin")}
+      out["long_sum"] = {k: out[k] for k in ("expression", "complexity", "r2_val", "r2_test",
+                                             "origin", "prefix")}
       rounds_best = rounds_answer(result.rounds)
       if rounds_best is not None:  # the answer without the long sum
         out["rounds_answer"] = candidate_summary(rounds_best, X_test, y_test, names, w_test)
@@ -448,10 +449,11 @@ def report(result: TrialResult, X_test: np.ndarray, y_test: np.ndarray, data: se
 
 
 def candidate_summary(c: pool_lib.Candidate, X_test, y_test, names, w_test=None) -> dict:
-  """A candidate's expression (over formula names), complexity, validation and test R2."""
+  """A candidate's expression (over formula names), complexity, validation and test R2, and
+  its tree's prefix (what a replay that puts it in the answer's place refits from)."""
   return {"expression": str(sympy_of(c.node, names)), "complexity": c.complexity,
           "r2_val": c.r2_val, "r2_test": score.r2(y_test, predict(c.node, X_test), w_test),
-          "origin": c.origin}
+          "origin": c.origin, "prefix": " ".join(E.to_prefix(c.node))}
 
 
 def json_safe(x):

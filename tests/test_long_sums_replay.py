@@ -22,6 +22,20 @@ def test_the_long_sum_answers_only_where_it_pays():
   assert weak["origin"] == "long" and weak["r2_val"] > 0.9 and weak["complexity"] > 5
   assert weak["rounds_answer"] == {"expression": "x", "complexity": 5, "r2_val": 0.5, "r2_test": 0.5,
                                   "origin": "poly"}
+  # the answer's prefix is the sum's (a parsimony replay refits from it), and the record's
+  # fields of the answer it replaced are gone
+  from lee_jax import expr as E
+  assert weak["prefix"] == " ".join(E.to_prefix(E.from_prefix(weak["long_sum"]["prefix"].split())))
+  assert "r2_train" not in weak and "as_found" not in weak
+  stale = _cell("210_cloud", 0.5, 5, 0.5) | {"prefix": "x0", "as_found": {"expression": "y"}}
+  assert long_sums_replay.replay(stale, 6)["prefix"] == weak["prefix"]
+  # a record whose rounds' answer kept no prefix gives none
+  kept = _cell("210_cloud", 0.99, 5, 0.9) | {"prefix": "x0", "rounds_answer": {
+      "expression": "x", "complexity": 5, "r2_val": 0.99, "r2_test": 0.9, "origin": "poly"},
+      "origin": "long", "r2_val": 0.5, "long_sum": {"expression": "z", "complexity": 40,
+                                                    "r2_val": 0.5, "r2_test": 0.5, "origin": "long"}}
+  back = long_sums_replay.replay(kept, 6)
+  assert back["origin"] == "poly" and "prefix" not in back
   # shear flow's exact law at complexity 6 stays; the sum it was measured against is kept
   exact = long_sums_replay.replay(_cell("strogatz_shearflow1", 1.0, 6, 1.0), 6)
   assert exact["origin"] == "poly" and "rounds_answer" not in exact and exact["long_sum"]["r2_val"] <= 1

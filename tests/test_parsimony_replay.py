@@ -33,6 +33,9 @@ def test_a_noisy_factor_is_fixed_and_the_law_stays():
   ran["as_found"] = {"expression": "found", "complexity": 9}
   again = parsimony_replay.replay(ran, again=True)
   assert again["complexity"] == 5 and again["as_found"] == {"expression": "found", "complexity": 9}
+  # a long sums replay's answer without a prefix (an old record's rounds' answer) stays
+  bare = {k: v for k, v in noisy.items() if k != "prefix"}
+  assert parsimony_replay.replay(bare, again=True) is bare
 
 
 def test_cli_prints_both_and_writes_the_replayed_cells(tmp_path):
