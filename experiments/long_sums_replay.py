@@ -59,15 +59,19 @@ def replay(cell: dict, long_terms: int) -> dict:
                                                                    complexity=r["complexity"])
   if long_sums.pays(as_cand(long), as_cand(rounds), alpha):
     out.update({k: long.get(k) for k in ANSWER}, found=True, origin="long", rounds_answer=rounds)
-  if _answer(out) != _answer(cell):
+  same = _answer(out) == _answer(cell)
+  if not same:
     # The recorded answer's own fields would describe the other answer: its r2_train, its
-    # LaTeX, the parsimony step's start; its prefix (a parsimony_replay.py refits from it)
-    # is the new answer's where that was recorded (records before 2026-11-30 lack it).
-    for key in ("r2_train", "latex", "constants", "as_found", "prefix"):
+    # LaTeX, the parsimony step's start.
+    for key in ("r2_train", "latex", "constants", "as_found"):
       out.pop(key, None)
-    now = long if out.get("origin") == "long" else rounds
-    if now is not None and now.get("prefix"):
-      out["prefix"] = now["prefix"]
+  # The prefix (a parsimony_replay.py refits from it) is the answer's own: the record's, the
+  # sum's or the rounds' answer's, where recorded (records before 2026-11-30 lack the
+  # last); `out.update(rounds)` above wrote the rounds' answer's in any case.
+  now = cell if same else long if out.get("origin") == "long" else rounds
+  out.pop("prefix", None)
+  if now is not None and now.get("prefix"):
+    out["prefix"] = now["prefix"]
   return out
 
 
@@ -88,8 +92,10 @@ def _long_sum(cell: dict, long_terms: int, alpha: float) -> dict | None:
                             cell["seed"])
   if long is None:
     return None
+  # (the prefix set here too: this script replays old commits' lee_jax, whose summaries
+  # lack it, from a worktree on PYTHONPATH)
   return {**trial.candidate_summary(long, p.X_test, p.y_test, E.formula_names(ds.feature_names)),
-          "prefix": " ".join(E.to_prefix(long.node))}  # (set here too for older lee_jax)
+          "prefix": " ".join(E.to_prefix(long.node))}
 
 
 def main(argv):

@@ -1,7 +1,8 @@
 """Interaction waves: A sin(b x_i x_j + c x_i + d x_j + e) beside a short additive polynomial.
 
 Friedman's benchmark function, 10 sin(pi u1 u2) + 20 (u3 - 1/2)^2 + 10 u4 + 5 u5 on
-standardised columns (u = m + s x; 28 of SRBench's 72 black-box sets, `fri_c*`), and any law
+standardised columns (u = m + s x; 35 of SRBench's 72 black-box sets: the 34 `fri_c*` and
+564_fried), and any law
 with one smooth interaction of two columns among additive effects, is a wave of a bilinear
 form in two columns plus a polynomial of single columns. The long sums' separable products
 (cos(x1) cos(x2), x1 cos(x2), ...) approximate the wave piece by piece, and no short formula
@@ -42,11 +43,12 @@ def additive_terms(n_vars: int) -> list[tuple[int, ...]]:
 
 
 def _standardised(v: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, float, float]:
-  """(v - m) / s with p's weighted mean m and standard deviation s (v - m and s = 0 where v
-  is constant on the rows of positive weight)."""
-  m = float(p @ v)
-  s = math.sqrt(float(p @ (v - m) ** 2))
-  return ((v - m) / s if s > 0 else v - m), m, s
+  """(v - m) / s with p's weighted mean m and standard deviation s (just v - m where s is 0,
+  v constant on the rows of positive weight, or not finite)."""
+  with np.errstate(over="ignore", invalid="ignore"):
+    m = float(p @ v)
+    s = math.sqrt(float(p @ (v - m) ** 2))
+    return ((v - m) / s if 0 < s < math.inf else v - m), m, s
 
 
 def _explained(A: np.ndarray, yc: np.ndarray) -> float:
@@ -104,14 +106,18 @@ def wave_fit(zi: np.ndarray, zj: np.ndarray, base: np.ndarray, yc: np.ndarray,
 
 
 def wave_node(i: int, j: int, t: np.ndarray, phase: float, mi: float, si: float, mj: float,
-              sj: float) -> E.Node:
+              sj: float) -> E.Node | None:
   """sin(b z_i z_j + c z_i + d z_j + phase) with z = (x - m) / s, written in x:
-  sin(B x_i x_j + C x_i + D x_j + e)."""
+  sin(B x_i x_j + C x_i + D x_j + e); None where a constant is not finite (columns near
+  1e160 overflow b m_i m_j)."""
   b, c, d = (float(v) for v in t)
-  B = b / (si * sj)
-  C = c / si - b * mj / (si * sj)
-  D = d / sj - b * mi / (si * sj)
-  e = phase + b * mi * mj / (si * sj) - c * mi / si - d * mj / sj
+  with np.errstate(all="ignore"):
+    B = b / (si * sj)
+    C = c / si - b * mj / (si * sj)
+    D = d / sj - b * mi / (si * sj)
+    e = phase + b * mi * mj / (si * sj) - c * mi / si - d * mj / sj
+  if not np.isfinite([B, C, D, e]).all():
+    return None
   xi, xj = E.var(i), E.var(j)
   arg = E.op("add", E.op("add", E.op("add", E.op("mul", E.const(B), E.op("mul", xi, xj)),
                                             E.op("mul", E.const(C), xi)),
@@ -121,9 +127,10 @@ def wave_node(i: int, j: int, t: np.ndarray, phase: float, mi: float, si: float,
 
 def interaction_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None,
                      max_terms: int) -> list[E.Node]:
-  """The best 1..max_terms-term sums of the best pair's wave and the additive terms x_k,
-  x_k^2 that hold the wave, with and without an intercept, every constant refitted. Empty
-  with fewer than two usable columns, too few rows, or a target not finite or constant."""
+  """Of the best 1..max_terms-term sums of the best pair's wave and the additive terms x_k,
+  x_k^2 (`polynomial.column_fits`, with and without an intercept), those that hold the
+  wave, every constant refitted. Empty with fewer than two columns that vary where the
+  weights are positive, too few rows, a value of X or y not finite, or y constant."""
   X = np.asarray(X, np.float64)
   y = np.asarray(y, np.float64)
   n, k = X.shape
@@ -136,13 +143,12 @@ def interaction_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None,
   Z, centre, spread = np.zeros_like(X), np.zeros(k), np.ones(k)
   for c in range(k):
     Z[:, c], centre[c], spread[c] = _standardised(X[:, c], p)
-  # columns that vary on the rows of positive weight
-  usable = [c for c in range(k) if spread[c] > 0 and np.isfinite(Z[:, c]).all()]
+  # columns that vary on the rows of positive weight (and whose square does not overflow)
+  usable = [c for c in range(k) if 0 < spread[c] < math.inf and np.isfinite(Z[:, c]).all()]
   if len(usable) < 2:
     return []
   terms = [e for e in additive_terms(k) if any(e[c] for c in usable)]
-  with np.errstate(all="ignore"):
-    M = np.stack([np.prod(X ** np.asarray(e), axis=1) for e in terms], axis=1)
+  M = polynomial.monomial_values(X, terms)
   base, yc, ok = polynomial.centred(M, y, w)
   if not float(yc @ yc) > 0:  # y constant where the weights are
     return []
@@ -157,6 +163,8 @@ def interaction_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None,
     return []
   _, i, j, t, (s, c) = best
   wave = wave_node(i, j, t, math.atan2(c, s), centre[i], spread[i], centre[j], spread[j])
+  if wave is None:
+    return []
   from lee_jax import evaluate  # deferred: evaluate imports JAX
   v = evaluate.evaluate_numpy(wave, X)
   if not np.isfinite(v).all():

@@ -172,6 +172,12 @@ def best_subsets(G: np.ndarray, b: np.ndarray, usable: np.ndarray, max_terms: in
   return out
 
 
+def monomial_values(X: np.ndarray, terms: list[tuple[int, ...]]) -> np.ndarray:
+  """Each monomial's (exponents per variable) values on the rows of X: [n, len(terms)]."""
+  with np.errstate(all="ignore"):
+    return np.stack([np.prod(X ** np.asarray(e), axis=1) for e in terms], axis=1)
+
+
 def sparse_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None,
                 degree: int = DEGREE, max_terms: int = MAX_TERMS,
                 limit: int = SUBSET_LIMIT) -> list[E.Node]:
@@ -180,8 +186,7 @@ def sparse_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None,
   exact. Empty when the data are too few or not finite."""
   X = np.asarray(X, np.float64)
   terms = monomials(X.shape[1], degree)
-  with np.errstate(all="ignore"):
-    M = np.stack([np.prod(X ** np.asarray(e), axis=1) for e in terms], axis=1)
+  M = monomial_values(X, terms)
   return column_fits(M, y, weights, max_terms, limit,
                      lambda chosen, coefs, c0: polynomial_node([terms[c] for c in chosen], coefs, c0))
 

@@ -86,21 +86,21 @@ class Pool:
 
   def merge(self, candidates: list[Candidate]) -> int:
     """Add candidates, keep the best per bucket and overall; returns how many entered. Of
-    candidates with one key (constants to 3 significant figures), the best score stays
-    (the first of equals): (x - 1000.4)^2 and a worse fit (x - 1000.0)^2 share a key."""
-    by_key = {c.key: c for c in self.entries}
-    for c in candidates:
-      if np.isfinite(c.score) and (c.key not in by_key or c.score > by_key[c.key].score):
-        by_key[c.key] = c
-    fresh = [c for c in candidates if by_key.get(c.key) is c]
-    ranked = sorted(by_key.values(), key=lambda c: (-c.score, c.complexity))
+    candidates with one key (constants to 3 significant figures) the best ranked that fits
+    its bucket stays (the first of equals, entries before newcomers): (x - 1000.4)^2 and a
+    worse fit (x - 1000.0)^2 share a key. A newcomer that ranks above its key's entry but
+    finds its own bucket full leaves the entry in place (`could_enter` relies on it)."""
+    fresh = [c for c in candidates if np.isfinite(c.score)]
+    ranked = sorted(self.entries + fresh, key=lambda c: (-c.score, c.complexity))
     counts: dict[int, int] = {}
-    kept = []
+    kept, keys = [], set()
     for c in ranked:
       b = bucket(c.complexity)
-      if counts.get(b, 0) < self.per_bucket and len(kept) < self.size:
+      if (c.key not in keys and counts.get(b, 0) < self.per_bucket
+          and len(kept) < self.size):
         counts[b] = counts.get(b, 0) + 1
         kept.append(c)
+        keys.add(c.key)
     entered = sum(1 for c in kept if any(c is f for f in fresh))
     self.entries = kept
     return entered

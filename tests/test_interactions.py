@@ -56,6 +56,8 @@ def test_the_wave_is_written_in_the_raw_columns():
   Z = (X - m) / s
   want = np.sin(t[0] * Z[:, 0] * Z[:, 1] + t[1] * Z[:, 0] + t[2] * Z[:, 1] + 0.9)
   np.testing.assert_allclose(evaluate.evaluate_numpy(node, X), want, atol=1e-9)
+  # where a constant in x would overflow there is no node (E.const raised)
+  assert interactions.wave_node(0, 1, t, 0.9, 1e160, 1.0, 1e160, 1.0) is None
 
 
 def test_rows_of_zero_weight_are_left_out():
@@ -76,6 +78,10 @@ def test_nothing_to_fit_gives_no_sums():
   bad = y.copy()
   bad[0] = np.nan
   assert interactions.interaction_fits(X, bad, None, 6) == []
+  # columns near 1e160: the wave's constants in x overflow (b m_i m_j), which raised
+  Z = np.random.default_rng(9).normal(size=(300, 3))
+  assert interactions.interaction_fits((10.0 + Z) * 1e160, np.sin(Z[:, 0] * Z[:, 1]) + Z[:, 2],
+                                       None, 6) == []
 
 
 def test_the_long_sums_offer_the_wave():
@@ -86,13 +92,14 @@ def test_the_long_sums_offer_the_wave():
   assert c.r2_val > 0.99
 
 
-def test_a_column_that_varies_only_where_the_weight_is_zero_is_not_used():
+def test_a_column_constant_where_the_weights_are_does_no_harm():
   X, y = _friedman(n=200, k=6, seed=8)
   w = np.ones(len(y))
   w[:20] = 0.0
   X[20:, 5] = 1.0  # x5 varies on the rows of weight 0 only
   fits = interactions.interaction_fits(X, y, w, 6)
   assert fits and max(_r2(f, X[20:], y[20:]) for f in fits) > 1 - 1e-8
+  assert not any(n.name == "x5" for f in fits for n in E.walk(f))
   y2 = y.copy()
   y2[20:] = 3.0  # y constant where the weights are
   assert interactions.interaction_fits(X, y2, w, 6) == []

@@ -36,6 +36,12 @@ def test_the_long_sum_answers_only_where_it_pays():
                                                     "r2_val": 0.5, "r2_test": 0.5, "origin": "long"}}
   back = long_sums_replay.replay(kept, 6)
   assert back["origin"] == "poly" and "prefix" not in back
+  # a long sum that still answers keeps its own prefix, not the rounds' answer's
+  still = kept | {"r2_val": 0.999, "complexity": 7, "prefix": "add x0 x1",
+                  "long_sum": {"expression": "z", "complexity": 7, "r2_val": 0.999,
+                               "r2_test": 0.9, "origin": "long", "prefix": "add x0 x1"}}
+  still["rounds_answer"] = dict(kept["rounds_answer"], prefix="x0")
+  assert long_sums_replay.replay(still, 6)["prefix"] == "add x0 x1"
   # shear flow's exact law at complexity 6 stays; the sum it was measured against is kept
   exact = long_sums_replay.replay(_cell("strogatz_shearflow1", 1.0, 6, 1.0), 6)
   assert exact["origin"] == "poly" and "rounds_answer" not in exact and exact["long_sum"]["r2_val"] <= 1

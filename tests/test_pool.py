@@ -49,6 +49,14 @@ def test_of_one_key_the_better_fit_stays():
   assert len(pool) == 2 and pool.champion() is better
   assert all(c is not worse for c in pool.entries)
   assert pool.merge([cand(1000.0, 0.2, 5)]) == 0 and pool.champion() is better
+  # a newcomer above its key's entry whose own bucket is full leaves the entry in place
+  # (the search merges candidates that `could_enter` turned away at a guessed complexity)
+  small = P.Pool(4)  # one per bucket
+  e = cand(1000.0, 0.85, 12)
+  small.merge([cand(1, 0.95, 3), cand(2, 0.9, 7), e, cand(3, 0.74, 25)])
+  assert not small.could_enter(0.9, 0.01)
+  assert small.merge([cand(1000.0, 0.86, 4)]) == 0 and len(small) == 4
+  assert any(c is e for c in small.entries)
   # within one merge too, and of equals the first
   twin, first = cand(3, 0.7, 4), cand(3, 0.7, 4)
   pool.merge([first, twin, cand(3, 0.1, 4)])
