@@ -8,7 +8,7 @@ sets the best of them by validation explains 0.71 of the test variance on averag
 nodes, where the 2-term sums explain 0.54 (BUILD_NOTES, "Long sums"). Beside them stand
 the interaction waves (`interactions`: a sin of a bilinear form in two columns plus x_k and
 x_k^2 terms, Friedman's own shape), which took those sets' clipped mean 0.722 -> 0.776 at
-complexity 28.0 -> 23.0 (BUILD_NOTES, "Interaction waves"). They need more than
+complexity 28.0 -> 23.0 before the parsimony step (BUILD_NOTES, "Interaction waves"). They need more than
 the model's 64 tokens, so they never enter a round's pool: once per trial, the best of them
 by the paper's score on the validation fold, r2_val - alpha * complexity, becomes the answer
 only when it beats the rounds' answer on validation R2 (how rounds pick theirs) and its
