@@ -8,11 +8,12 @@ sets the best of them by validation explains 0.71 of the test variance on averag
 nodes, where the 2-term sums explain 0.54 (BUILD_NOTES, "Long sums"). Beside them stand
 the interaction waves (`interactions`: a sin of a bilinear form in two columns plus x_k and
 x_k^2 terms, Friedman's own shape), which took those sets' clipped mean 0.722 -> 0.776 at
-complexity 28.0 -> 23.0 before the parsimony step (BUILD_NOTES, "Interaction waves"). They need more than
-the model's 64 tokens, so they never enter a round's pool: once per trial, the best of them
-by the paper's score on the validation fold, r2_val - alpha * complexity, becomes the answer
-only when it beats the rounds' answer on validation R2 (how rounds pick theirs) and its
-extra validation R2 pays for its extra nodes at the paper's rate (`pays`). Where a short law
+complexity 28.0 -> 23.0 before the parsimony step (BUILD_NOTES, "Interaction waves").
+They need more than the model's 64 tokens, so they never enter a round's pool: once per
+trial, the best of them by the paper's score on the validation fold, r2_val - alpha *
+complexity, becomes the answer only when it beats the rounds' answer on validation R2 (how
+rounds pick theirs) and its extra validation R2 pays for its extra nodes at the paper's
+rate (`pays`). Where a short law
 fits (R2 ~ 1 at complexity ~10) no 30-node sum can pay for itself, and no shorter
 approximation replaces an exact law (by the score alone a 3-node 0.986 would replace the
 13-node exact relativistic mass of Feynman I.10.7).
@@ -79,9 +80,10 @@ def best_sum(data, max_terms: int, alpha: float, probe_points: int,
   on all of them and on the validation rows; a sum needs ROWS_PER_CONSTANT training rows
   per constant. The SIMPLIFIED best by r2_val - alpha * node count get their SymPy
   complexity, and the best of those that stays bounded on probe points between the rows
-  (score.bounded; probe_points 0 skips it) answers. The node count is only a guide: SymPy counts x^2 and a - b as 3 nodes where the
-  tree has 2, so a fifth sum within a few nodes' alpha of the fourth could score better
-  after counting and is not counted (SymPy on a long sum costs ~0.1-1 s)."""
+  (score.bounded; probe_points 0 skips it) answers. The node count is only a guide: SymPy
+  counts x^2 and a - b as 3 nodes where the tree has 2, so a fifth sum within a few nodes'
+  alpha of the fourth could score better after counting and is not counted (SymPy on a
+  long sum costs ~0.1-1 s)."""
   X, y = np.asarray(data.X_train, np.float64), np.asarray(data.y_train, np.float64)
   w = None if data.w_train is None else np.asarray(data.w_train, np.float64)
   Xf, yf, w = parsimony.rows(X, y, w, seed, ROWS)
