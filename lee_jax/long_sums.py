@@ -13,10 +13,9 @@ They need more than the model's 64 tokens, so they never enter a round's pool: o
 trial, the best of them by the paper's score on the validation fold, r2_val - alpha *
 complexity, becomes the answer only when it beats the rounds' answer on validation R2 (how
 rounds pick theirs) and its extra validation R2 pays for its extra nodes at the paper's
-rate (`pays`). Where a short law
-fits (R2 ~ 1 at complexity ~10) no 30-node sum can pay for itself, and no shorter
-approximation replaces an exact law (by the score alone a 3-node 0.986 would replace the
-13-node exact relativistic mass of Feynman I.10.7).
+rate (`pays`). Where a short law fits (R2 ~ 1 at complexity ~10) no 30-node sum can pay for
+itself, and no shorter approximation replaces an exact law (by the score alone a 3-node
+0.986 would replace the 13-node exact relativistic mass of Feynman I.10.7).
 """
 
 from __future__ import annotations
