@@ -37,6 +37,9 @@ ROWS = 1000  # training rows the subset searches see (the R2s use all of them)
 # high-frequency features that fit noise.
 PERIODIC_SPAN = 2 * np.pi
 ROWS_PER_CONSTANT = 10  # fewer training rows per fitted constant: the sum overfits
+# The waves' sums need fewer: their terms are one shape's, not a subset picked from
+# hundreds of products (5: Friedman's law, 9 constants, on a 100-row set's 60 training rows).
+WAVE_ROWS_PER_CONSTANT = 5
 SIMPLIFIED = 4  # sums, best by node count, whose SymPy complexity is counted
 
 
@@ -44,10 +47,20 @@ def sums(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None, max_terms: in
   """The separable and the polynomial seeds' best 1..max_terms-term sums (with and without
   an intercept), each with its least-squares constants, and the interaction waves' sums
   (`interactions`), each with all its constants fitted."""
-  return (separable.separable_fits(X, y, weights, max_terms=max_terms,
-                                   periodic_span=PERIODIC_SPAN, thorough=False)
-          + polynomial.sparse_fits(X, y, weights, max_terms=max_terms)
-          + interactions.interaction_fits(X, y, weights, max_terms))
+  return [node for node, _ in with_rows_needed(X, y, weights, max_terms)]
+
+
+def with_rows_needed(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None,
+                     max_terms: int) -> list[tuple[E.Node, int]]:
+  """`sums`, each with the training rows it needs to be trusted: ROWS_PER_CONSTANT per
+  constant, WAVE_ROWS_PER_CONSTANT for the waves' sums."""
+  def needing(nodes, per_constant):
+    return [(node, per_constant * len(E.constants(node))) for node in nodes]
+  return (needing(separable.separable_fits(X, y, weights, max_terms=max_terms,
+                                           periodic_span=PERIODIC_SPAN, thorough=False)
+                  + polynomial.sparse_fits(X, y, weights, max_terms=max_terms), ROWS_PER_CONSTANT)
+          + needing(interactions.interaction_fits(X, y, weights, max_terms),
+                    WAVE_ROWS_PER_CONSTANT))
 
 
 def candidate(node: E.Node, r2_train: float, r2_val: float, c: int, alpha: float) -> pool_lib.Candidate:
@@ -77,8 +90,8 @@ def best_sum(data, max_terms: int, alpha: float, probe_points: int,
 
   Sums are fitted on at most ROWS training rows (`parsimony.rows`: a seeded draw), scored
   on all of them and on the validation rows; a sum needs ROWS_PER_CONSTANT training rows
-  per constant. The SIMPLIFIED best by r2_val - alpha * node count get their SymPy
-  complexity, and the best of those that stays bounded on probe points between the rows
+  per constant (the waves' sums WAVE_ROWS_PER_CONSTANT). The SIMPLIFIED best by r2_val -
+  alpha * node count get their SymPy complexity, and the best of those that stays bounded on probe points between the rows
   (score.bounded; probe_points 0 skips it) answers. The node count is only a guide: SymPy
   counts x^2 and a - b as 3 nodes where the tree has 2, so a fifth sum within a few nodes'
   alpha of the fourth could score better after counting and is not counted (SymPy on a
@@ -87,8 +100,8 @@ def best_sum(data, max_terms: int, alpha: float, probe_points: int,
   w = None if data.w_train is None else np.asarray(data.w_train, np.float64)
   Xf, yf, w = parsimony.rows(X, y, w, seed, ROWS)
   rows = []
-  for node in sums(Xf, yf, w, max_terms):
-    if ROWS_PER_CONSTANT * len(E.constants(node)) > len(y):
+  for node, needed in with_rows_needed(Xf, yf, w, max_terms):
+    if needed > len(y):
       continue
     with np.errstate(all="ignore"):
       rt = score.r2(y, evaluate.evaluate_numpy(node, X), data.w_train)

@@ -31,3 +31,14 @@ def toy_data(n: int = 300, seed: int = 0):
   rng = np.random.default_rng(seed)
   X = rng.uniform(-3, 3, (n, 2))
   return X, 2.0 * X[:, 0] + np.sin(X[:, 1])
+
+
+def friedman(n=300, k=5, seed=0, noise=0.0):
+  """Friedman's 10 sin(pi u0 u1) + 20 (u2 - 1/2)^2 + 10 u3 + 5 u4, u ~ U(0, 1), on
+  standardised columns (as PMLB's fri_c* sets: here by U(0, 1)'s own mean and deviation,
+  so that every sample follows one law) plus k - 5 irrelevant ones."""
+  rng = np.random.default_rng(seed)
+  U = rng.uniform(0, 1, (n, k))
+  y = (10 * np.sin(np.pi * U[:, 0] * U[:, 1]) + 20 * (U[:, 2] - 0.5) ** 2 + 10 * U[:, 3]
+       + 5 * U[:, 4] + noise * rng.normal(size=n))
+  return (U - 0.5) * np.sqrt(12.0), y

@@ -1,3 +1,4 @@
+import helpers
 import numpy as np
 
 from lee_jax import evaluate
@@ -8,23 +9,12 @@ from lee_jax import score
 from lee_jax import search
 
 
-def _friedman(n=300, k=5, seed=0, noise=0.0):
-  """Friedman's 10 sin(pi u0 u1) + 20 (u2 - 1/2)^2 + 10 u3 + 5 u4, u ~ U(0, 1), on
-  standardised columns (as PMLB's fri_c* sets: here by U(0, 1)'s own mean and deviation,
-  so that every sample follows one law) plus k - 5 irrelevant ones."""
-  rng = np.random.default_rng(seed)
-  U = rng.uniform(0, 1, (n, k))
-  y = (10 * np.sin(np.pi * U[:, 0] * U[:, 1]) + 20 * (U[:, 2] - 0.5) ** 2 + 10 * U[:, 3]
-       + 5 * U[:, 4] + noise * rng.normal(size=n))
-  return (U - 0.5) * np.sqrt(12.0), y
-
-
 def _r2(node, X, y):
   return score.r2(y, evaluate.evaluate_numpy(node, X), None)
 
 
 def test_friedmans_law_comes_back_as_one_wave_and_four_terms():
-  X, y = _friedman()
+  X, y = helpers.friedman()
   fits = interactions.interaction_fits(X, y, None, 6)
   best = max(fits, key=lambda f: _r2(f, X, y))
   assert _r2(best, X, y) > 1 - 1e-8
@@ -33,13 +23,13 @@ def test_friedmans_law_comes_back_as_one_wave_and_four_terms():
   names = {m.name for m in E.walk(waves[0]) if m.name.startswith("x")}
   assert len(waves) == 1 and names == {"x0", "x1"}
   # and on fresh rows the law holds
-  assert _r2(best, *_friedman(n=2000, seed=2)) > 1 - 1e-8
+  assert _r2(best, *helpers.friedman(n=2000, seed=2)) > 1 - 1e-8
   # every sum holds the wave
   assert all(any(n.name == "sin" for n in E.walk(f)) for f in fits)
 
 
 def test_the_screen_finds_the_interacting_pair_among_ten_columns():
-  X, y = _friedman(n=400, k=10, seed=3, noise=0.5)
+  X, y = helpers.friedman(n=400, k=10, seed=3, noise=0.5)
   p = np.full(len(y), 1 / len(y))
   Z = (X - X.mean(0)) / X.std(0)
   base, yc, ok = interactions.polynomial.centred(
@@ -61,7 +51,7 @@ def test_the_wave_is_written_in_the_raw_columns():
 
 
 def test_rows_of_zero_weight_are_left_out():
-  X, y = _friedman(n=300, seed=5)
+  X, y = helpers.friedman(n=300, seed=5)
   w = np.ones(len(y))
   w[::3] = 0.0
   spoiled = y.copy()
@@ -71,7 +61,7 @@ def test_rows_of_zero_weight_are_left_out():
 
 
 def test_nothing_to_fit_gives_no_sums():
-  X, y = _friedman(n=100)
+  X, y = helpers.friedman(n=100)
   assert interactions.interaction_fits(X[:, :1], y, None, 6) == []  # one column
   assert interactions.interaction_fits(X, np.ones(100), None, 6) == []  # constant target
   assert interactions.interaction_fits(X[:10], y[:10], None, 6) == []  # too few rows
@@ -85,7 +75,7 @@ def test_nothing_to_fit_gives_no_sums():
 
 
 def test_the_long_sums_offer_the_wave():
-  X, y = _friedman(n=400, seed=7, noise=0.3)
+  X, y = helpers.friedman(n=400, seed=7, noise=0.3)
   k = 300
   c = long_sums.best_sum(search.SearchData(X[:k], y[:k], X[k:], y[k:]), 6, 0.002, 1024, seed=0)
   assert c is not None and any(n.name == "sin" for n in E.walk(c.node))
@@ -93,7 +83,7 @@ def test_the_long_sums_offer_the_wave():
 
 
 def test_a_column_constant_where_the_weights_are_does_no_harm():
-  X, y = _friedman(n=200, k=6, seed=8)
+  X, y = helpers.friedman(n=200, k=6, seed=8)
   w = np.ones(len(y))
   w[:20] = 0.0
   X[20:, 5] = 1.0  # x5 varies on the rows of weight 0 only
