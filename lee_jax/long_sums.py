@@ -88,14 +88,14 @@ def best_sum(data, max_terms: int, alpha: float, probe_points: int,
   """The sum of at most max_terms terms with the best validation score on data (a
   search.SearchData), or None when the data are too few or no sum is valid and bounded.
 
-  Sums are fitted on at most ROWS training rows (`parsimony.rows`: a seeded draw), scored
-  on all of them and on the validation rows; a sum needs ROWS_PER_CONSTANT training rows
-  per constant (the waves' sums WAVE_ROWS_PER_CONSTANT). The SIMPLIFIED best by r2_val -
-  alpha * node count get their SymPy complexity, and the best of those that stays bounded on probe points between the rows
-  (score.bounded; probe_points 0 skips it) answers. The node count is only a guide: SymPy
-  counts x^2 and a - b as 3 nodes where the tree has 2, so a fifth sum within a few nodes'
-  alpha of the fourth could score better after counting and is not counted (SymPy on a
-  long sum costs ~0.1-1 s)."""
+  Sums are fitted on at most ROWS training rows (`parsimony.rows`: a seeded draw), scored on
+  all of them and on the validation rows; a sum needs ROWS_PER_CONSTANT training rows per
+  constant (the waves' sums WAVE_ROWS_PER_CONSTANT). The SIMPLIFIED best by r2_val - alpha *
+  node count get their SymPy complexity, and the best of those that stays bounded on probe
+  points between the rows (score.bounded; probe_points 0 skips it) answers. The node count is
+  only a guide: SymPy counts x^2 and a - b as 3 nodes where the tree has 2, so a fifth sum
+  within a few nodes' alpha of the fourth could score better after counting and is not counted
+  (SymPy on a long sum costs ~0.1-1 s)."""
   X, y = np.asarray(data.X_train, np.float64), np.asarray(data.y_train, np.float64)
   w = None if data.w_train is None else np.asarray(data.w_train, np.float64)
   Xf, yf, w = parsimony.rows(X, y, w, seed, ROWS)
