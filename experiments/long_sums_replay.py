@@ -1,6 +1,6 @@
 """What the long sums change in a finished sweep, without running its search again.
 
-    python experiments/long_sums_replay.py RESULTS.jsonl [--long_terms=6] [--out=REPLAYED.jsonl]
+    python experiments/long_sums_replay.py RESULTS.jsonl [--long_terms=8] [--out=REPLAYED.jsonl]
 
 A trial's long sum (lee_jax/long_sums.py) depends on the cell's data alone, and the rounds
 do not see it. For a cell of a sweep run without long sums (--long_terms=0, or before they

@@ -376,21 +376,22 @@ PRESETS: dict[str, SearchConfig] = {
     # (with --latent_noise=0 where the model's meta.json sets more: the shipped small's 3).
     "paper": SearchConfig(workers=8, poly_terms=3, sep_terms=2, power_seeds=True,
                           factor_seeds=True, composite_seeds=True, transform_seeds=True,
-                          wave_seeds=True, long_terms=6, parsimony=True),
+                          wave_seeds=True, long_terms=8, parsimony=True),
     # A 2-core CPU in well under a minute: 2 of Table 10's rounds (T = 200 iterations each),
     # lighter constant fits. T = 50 (before 2026-11-25) was 1.8x faster and 0.07 worse on
     # Strogatz (BUILD_NOTES, "The fast preset's budget"). Polynomial seeds: Strogatz 0.774 ->
     # 0.891 over 3 trials (BUILD_NOTES, "Polynomial seeds"). Separable seeds: 0.901 -> 0.990
     # at the same complexity over 2 trials (BUILD_NOTES, "Separable seeds"). Power-law seeds:
     # BUILD_NOTES, "Power-law seeds". Factored seeds: BUILD_NOTES, "Factored seeds".
-    # Composite seeds: BUILD_NOTES, "Composite seeds". Long sums: BUILD_NOTES, "Long sums".
+    # Composite seeds: BUILD_NOTES, "Composite seeds". Long sums: BUILD_NOTES, "Long sums"
+    # (8 terms: "Long sums of 8 terms").
     # Transformed-target seeds: BUILD_NOTES, "Transformed-target seeds". Wave seeds:
     # BUILD_NOTES, "Wave seeds". Parsimony: BUILD_NOTES, "The answer's parsimony".
     "fast": SearchConfig(rounds=2, iterations=200, lbfgs_first=50, lbfgs_last=100,
                          fit_rows=500, score_rows=1000, simplify_helpers=1, poly_terms=3,
                          sep_terms=2, power_seeds=True, factor_seeds=True,
                          composite_seeds=True, transform_seeds=True, wave_seeds=True,
-                         long_terms=6, parsimony=True),
+                         long_terms=8, parsimony=True),
 }
 
 

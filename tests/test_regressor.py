@@ -213,7 +213,7 @@ def test_unknown_keyword_names_the_likely_parameter():
   assert LEERegressor(wave_seeds=False).search_config().wave_seeds is False
   assert LEERegressor().search_config().wave_seeds is True
   assert LEERegressor(long_terms=0).search_config().long_terms == 0
-  assert LEERegressor().search_config().long_terms == 6
+  assert LEERegressor().search_config().long_terms == 8
   assert LEERegressor(parsimony=False).search_config().parsimony is False
   assert LEERegressor().search_config().parsimony is True
   assert LEERegressor(simplify="full").search_config().simplify == "full"
