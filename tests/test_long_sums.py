@@ -54,10 +54,21 @@ def test_too_few_rows_per_constant_keep_sums_short(monkeypatch):
 def test_a_wave_needs_fewer_rows_per_constant():
   # Friedman's law on 75 training rows: the sums of its wave with more than 7 constants
   # were refused at 10 rows each, leaving R2 <= 0.94 here (PMLB's 100-row fri_c* sets:
-  # the wave and one term, 0.6-0.8 on their test rows)
+  # the wave and one term, 0.60-0.89 on their test rows)
   X, y = helpers.friedman(n=100, seed=3)
   c = long_sums.best_sum(_data(X, y), 6, 0.002, 1024, seed=0)
   assert long_sums.ROWS_PER_CONSTANT * len(E.constants(c.node)) > 75 and c.r2_val > 0.999
+
+
+def test_each_sum_needs_its_own_familys_rows_per_constant():
+  X, y = helpers.friedman(n=100, seed=3)
+  waves = {tuple(E.to_prefix(n)) for n in long_sums.interactions.interaction_fits(X, y, None, 6)}
+  needed = long_sums.with_rows_needed(X, y, None, 6)
+  assert waves and len(waves) < len(needed)
+  for node, rows in needed:
+    per_constant = (long_sums.WAVE_ROWS_PER_CONSTANT if tuple(E.to_prefix(node)) in waves
+                    else long_sums.ROWS_PER_CONSTANT)
+    assert rows == per_constant * len(E.constants(node))
 
 
 def test_rows_in_the_callers_order_are_drawn_from_the_whole_range():
