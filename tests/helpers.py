@@ -1,4 +1,5 @@
-"""Shared test fixtures' building blocks: a random tiny model and a small search budget."""
+"""Shared test fixtures' building blocks: a random tiny model, a small search budget, toy data
+and Friedman's law."""
 
 import dataclasses
 
