@@ -113,12 +113,12 @@ def base_overrides() -> dict:
   """The flags every setting shares. The polynomial, separable, power-law, factored,
   composite, transformed-target and wave seeds, the long sums and the parsimony step are off
   unless --poly_terms / --sep_terms / --power_seeds / --factor_seeds / --composite_seeds /
-  --transform_seeds / --wave_seeds / --long_terms / --parsimony is given: the tables
+  --transform_seeds / --wave_seeds / --long_terms / --parsimony / --final_refit is given: the tables
   compare the paper's search components, and the seeds would put the same answers under
   every row."""
   return {"poly_terms": 0, "sep_terms": 0, "power_seeds": False, "factor_seeds": False,
           "composite_seeds": False, "transform_seeds": False, "wave_seeds": False,
-          "long_terms": 0, "parsimony": False,
+          "long_terms": 0, "parsimony": False, "final_refit": False,
           **runner.search_overrides(*runner.SWEEP_OVERRIDES)}
 
 

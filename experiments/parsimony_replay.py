@@ -1,6 +1,6 @@
 """What the parsimony step changes in a finished sweep, without running its search again.
 
-    python experiments/parsimony_replay.py RESULTS.jsonl [--out=REPLAYED.jsonl]
+    python experiments/parsimony_replay.py RESULTS.jsonl [--out=REPLAYED.jsonl] [--final_refit]
 
 The parsimony step (lee_jax/parsimony.py) runs on the trial's answer after every round and
 the long sum have run, and nothing before it depends on it. For a cell of a sweep run
@@ -11,6 +11,13 @@ kept as it is (--again takes the step on its answer too: a later version of the 
 sweep run with an earlier one). Prints the mean, median and clipped test R2 and complexity before and after
 (`compare_runs.compare`) and each cell whose answer changes; --out writes the cells with the
 replayed answer ("as_found" holds the recorded one; `compare_runs.py` reads them).
+
+--final_refit replays the step after it instead, `final_refit.refit` (the answer's free
+constants fitted on the training and validation rows), on each cell run without it: from the
+record's full-precision constants where they are the prefix's, else from the prefix's
+refitted on the training fold, its integers and halves held ("before_refit" holds the
+answer before it). For both, replay the
+parsimony step first and then the refit on its output.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from absl import flags
 from lee_jax import cli
 from lee_jax import configs
 from lee_jax import datasets
+from lee_jax import final_refit
 from lee_jax import expr as E
 from lee_jax import fit
 from lee_jax import parsimony
@@ -39,6 +47,9 @@ def _define_flags() -> None:  # here, not at import: the tests import this besid
                       "file).")
   flags.DEFINE_bool("again", False, "Also take the step on cells run with it (a later version "
                     "of the step on their answers; their `as_found` stays the search's).")
+  flags.DEFINE_bool("final_refit", False, "Instead of the parsimony step, refit each answer's "
+                    "constants on the training and validation rows (final_refit.py), in cells "
+                    "run without it.")
 
 
 def replay(cell: dict, again: bool = False) -> dict:
@@ -52,16 +63,13 @@ def replay(cell: dict, again: bool = False) -> dict:
     return cell
   alpha = cell["search"].get("alpha", configs.SearchConfig.alpha)
   probe_points = cell["search"].get("probe_points", configs.SearchConfig.probe_points)
-  ds = datasets.load_dataset(cell["dataset"])
-  p = datasets.split(ds.X, ds.y, seed=cell["seed"], noise=cell["noise"])
-  data = search.SearchData.from_split(p)
+  ds, p, data = _folds(cell)
   X, y, _ = parsimony.rows(data.X_train, data.y_train, None, cell["seed"])
   # The record's 3 digits make a fitted 1.002 an exact 1 (which the step holds): every
   # constant is fitted again. A whole one that `fit.snap` set in the trial comes back to it;
   # a cell whose formula and complexity stay counts as unchanged.
   node = fit.fit_constants(E.from_prefix(cell["prefix"].split()), X, y, 200).node
-  found = pool_lib.Candidate(node, *score.ids_and_consts(node, None), cell.get("r2_train", np.nan),
-                             cell["r2_val"], cell["complexity"], np.nan, cell.get("origin", ""))
+  found = _candidate(cell, node)
   simpler = parsimony.answer(found, data, alpha, probe_points, cell["seed"])
   now = trial.candidate_summary(simpler, p.X_test, p.y_test, E.formula_names(ds.feature_names))
   if simpler is found or (now["expression"] == cell["expression"]
@@ -69,8 +77,55 @@ def replay(cell: dict, again: bool = False) -> dict:
     return cell
   out = dict(cell)
   out["as_found"] = cell.get("as_found") or {k: cell.get(k) for k in ANSWER}
-  out.update(now, prefix=" ".join(E.to_prefix(simpler.node)), r2_train=simpler.r2_train)
+  out.update(now, r2_train=simpler.r2_train,
+             constants=[float(v) for v in E.constants(simpler.node)])
   return out
+
+
+def refit(cell: dict) -> dict:
+  """The cell's record with its answer's constants refitted by `final_refit.refit` (on the
+  training and validation rows), "before_refit" holding the answer before; cells run with the
+  refit, or whose refit is not taken, as they are."""
+  if (not cell.get("found") or not cell.get("prefix") or cell["search"].get("final_refit")
+      or "before_refit" in cell):
+    return cell
+  ds, p, data = _folds(cell)
+  tokens = cell["prefix"].split()
+  node = E.from_prefix(tokens)
+  consts = cell.get("constants") or []
+  if len(consts) == len(E.constants(node)) and E.to_prefix(E.with_constants(node, consts)) == tokens:
+    node = E.with_constants(node, consts)  # the answer's own constants
+  else:  # (a replay's answer: the prefix's 3 digits, fitted again on the training fold, an
+    # integer or half there held as the step holds one: 1.00 is a law's 1 far more often
+    # than a fitted 1.002)
+    X, y, _ = parsimony.rows(data.X_train, data.y_train, None, cell["seed"])
+    node = fit.fit_constants(node, X, y, 200, free=parsimony.free_mask(node)).node
+  found = _candidate(cell, node)
+  probe_points = cell["search"].get("probe_points", configs.SearchConfig.probe_points)
+  guard = parsimony.pole_guard(data, probe_points, cell["seed"])
+  alpha = cell["search"].get("alpha", configs.SearchConfig.alpha)
+  refitted, _ = final_refit.refit(found, data, alpha, cell["seed"], guard)
+  if refitted is found:
+    return cell
+  names = E.formula_names(ds.feature_names)
+  out = dict(cell)
+  out["before_refit"] = trial.candidate_summary(found, p.X_test, p.y_test, names)
+  out.update(trial.candidate_summary(refitted, p.X_test, p.y_test, names),
+             r2_val=cell["r2_val"], r2_train=refitted.r2_train,
+             constants=[float(v) for v in E.constants(refitted.node)])
+  return out
+
+
+def _folds(cell: dict):
+  """(dataset, split, SearchData) of a cell, as srbench.py built them."""
+  ds = datasets.load_dataset(cell["dataset"])
+  p = datasets.split(ds.X, ds.y, seed=cell["seed"], noise=cell["noise"])
+  return ds, p, search.SearchData.from_split(p)
+
+
+def _candidate(cell: dict, node: E.Node) -> pool_lib.Candidate:
+  return pool_lib.Candidate(node, *score.ids_and_consts(node, None), cell.get("r2_train", np.nan),
+                            cell["r2_val"], cell["complexity"], np.nan, cell.get("origin", ""))
 
 
 ANSWER = ("expression", "complexity", "r2_val", "r2_test", "origin")
@@ -89,14 +144,15 @@ def main(argv):
   recorded = compare_runs.read_cells(argv[1])
   replayed = {}
   for key, c in recorded.items():
-    replayed[key] = after = compare_runs.replayed(argv[1], c, lambda c: replay(c, FLAGS.again))
+    step = refit if FLAGS.final_refit else (lambda c: replay(c, FLAGS.again))
+    replayed[key] = after = compare_runs.replayed(argv[1], c, step)
     if after is not c:
       print(f"  {c['dataset']} (noise {c['noise']}): {_r2(c)} C {c['complexity']} "
             f"{c['expression']}  ->  {_r2(after)} C {after['complexity']} "
             f"{after['expression']}", flush=True)
   d = compare_runs.compare(recorded, replayed)
   print(f"{len(recorded)} cells, {sum(r is not c for r, c in zip(replayed.values(), recorded.values()))} "
-        f"answers simpler")
+        f"answers changed")
   print(f"  recorded: {compare_runs.side_line(d['before'], 2)}")
   print(f"  replayed: {compare_runs.side_line(d['after'], 2)}")
   print(f"  {d['better']} better, {d['worse']} worse (clipped test R2, by > 0.001)")

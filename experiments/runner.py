@@ -31,7 +31,7 @@ STROGATZ = "strogatz"
 SWEEP_OVERRIDES = ("rounds", "iters", "workers", "simplify_helpers", "overlap", "fitter", "simplify",
                    "n_init", "poly_terms", "poly_floor", "sep_terms", "power_seeds",
                    "factor_seeds", "composite_seeds", "transform_seeds", "wave_seeds",
-                   "long_terms", "parsimony")
+                   "long_terms", "parsimony", "final_refit")
 
 
 def define_search_flags(datasets_help: str, mode: bool = True, sweep: bool = False) -> None:
@@ -84,6 +84,9 @@ def define_search_flags(datasets_help: str, mode: bool = True, sweep: bool = Fal
     flags.DEFINE_bool("parsimony", None, "Override the preset's parsimony step (the answer "
                       "made simpler while BIC on its training rows falls; --noparsimony = the "
                       "answer as found, the paper).")
+    flags.DEFINE_bool("final_refit", None, "Override the preset's final refit (the answer's "
+                      "constants fitted again on the training and validation rows once they "
+                      "chose it; --nofinal_refit = the training rows' fit, the paper).")
     flags.DEFINE_bool("warmup", False, "First run one short untimed trial (every round, one "
                       "gradient period) on the first cell's data: compilation and the worker "
                       "processes' start stay out of the cells' wall times.")

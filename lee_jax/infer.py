@@ -119,6 +119,11 @@ _PARSIMONY = flags.DEFINE_bool("parsimony", None,
                                "rows see straight replaced by its line; the rest refitted) "
                                "while BIC on its training rows falls; --noparsimony = the answer "
                                "as found, the paper (default: the preset's).")
+_FINAL_REFIT = flags.DEFINE_bool("final_refit", None,
+                                 "Once the validation rows have chosen the answer, its free "
+                                 "constants are fitted again on the training and validation "
+                                 "rows together; --nofinal_refit = the training rows' fit, the "
+                                 "paper (default: the preset's).")
 _MAX_TIME = flags.DEFINE_float("max_time", None,
                                "Seconds per trial (default: no limit). Past it the search stops "
                                "refining and answers from what it has; round 1 always builds its "
@@ -171,7 +176,7 @@ def search_config() -> configs.SearchConfig:
                                      composite_seeds=_COMPOSITE.value,
                                      transform_seeds=_TRANSFORM.value, wave_seeds=_WAVE.value,
                                      long_terms=_LONG.value, parsimony=_PARSIMONY.value,
-                                     simplify=_SIMPLIFY.value)
+                                     final_refit=_FINAL_REFIT.value, simplify=_SIMPLIFY.value)
     if cfg.fitter == "jax":
       fit.fit_backend()  # $LEE_JAX_FIT_BACKEND names a platform here, before any search
     return cfg
@@ -260,6 +265,9 @@ def print_trial(rep: dict, names) -> None:
   if "as_found" in rep:  # the parsimony step changed it (parsimony.py)
     a = rep["as_found"]
     print(f"as found: {a['expression']}  (val {_r2(a['r2_val'])}, complexity {a['complexity']})")
+  if "before_refit" in rep:  # final_refit.py: val above is the held-out R2 from before it
+    print(f"constants refitted on the training and validation rows; on the training rows "
+          f"alone: {rep['before_refit']['expression']}")
   if rep["equations"]:
     print("equations (best validation R2 at each complexity):")
     for e in rep["equations"]:

@@ -257,22 +257,32 @@ def _same_but_shorter(form: E.Node, node: E.Node, X: np.ndarray) -> bool:
   return bool(ok.any() and np.allclose(b[ok], a[ok], rtol=1e-9, atol=1e-12 * np.abs(a[ok]).max()))
 
 
+def pole_guard(data, probe_points: int, seed: int):
+  """The answer's pole probe as a predicate on a tree (score.bounded: probe_points times
+  DENSE_PROBES points between the training rows, their range measured on at most MAX_ROWS of
+  them), or None with probe_points = 0."""
+  if not probe_points:
+    return None
+  X, y, _ = rows(np.asarray(data.X_train, np.float64), np.asarray(data.y_train, np.float64),
+                 data.w_train, seed)
+  probe = score.probe(data.X_train, score.DENSE_PROBES * probe_points,
+                      np.random.default_rng([seed, 13]))
+  return lambda t: score.bounded(t, probe, X, y)
+
+
 def answer(c: pool_lib.Candidate, data, alpha: float, probe_points: int,
-           seed: int) -> pool_lib.Candidate:
+           seed: int, bounded=None) -> pool_lib.Candidate:
   """A trial's answer c (on data, a search.SearchData) made `simplest` on at most MAX_ROWS
   of its training rows, as the search wrote it and as SymPy does (`sympy_form`: a constant
   that is 1 in print may be no constant of the tree), the shorter result kept, and rescored
   (R2 on the training and validation folds, SymPy complexity); c itself when nothing pays,
   or the simpler one is not finite on the folds.
   probe_points > 0: the simpler tree must also stay bounded between the rows (score.bounded,
-  as the rounds' answers)."""
+  as the rounds' answers; `bounded`: that predicate, `pole_guard`'s, when the caller has it)."""
   X, y, w = rows(np.asarray(data.X_train, np.float64), np.asarray(data.y_train, np.float64),
                  data.w_train, seed)
-  bounded = None
-  if probe_points:
-    probe = score.probe(data.X_train, score.DENSE_PROBES * probe_points,
-                        np.random.default_rng([seed, 13]))
-    bounded = lambda t: score.bounded(t, probe, X, y)
+  if bounded is None:
+    bounded = pole_guard(data, probe_points, seed)
   size = complexity.complexity(c.node)
   steps = []
   out = simplest(c.node, X, y, w, alpha, bounded)

@@ -86,7 +86,7 @@ class LEERegressor:
     mode: 'combined', 'iterative', 'gradient', 'oneshot' or 'cmaes'.
     rounds, iterations, workers, pool_size, fitter, latent_noise, poly_terms, poly_floor,
       sep_terms, power_seeds, factor_seeds, composite_seeds, transform_seeds, wave_seeds,
-      long_terms, parsimony,
+      long_terms, parsimony, final_refit,
       simplify: override
       the preset
       when not None (fitter: 'scipy' or 'jax';
@@ -107,7 +107,9 @@ class LEERegressor:
       validation R2 pays for its extra nodes, 0 = never, the paper; parsimony: the answer
       steps to simpler variants (a summand dropped, constants fixed at an integer or a
       small half, a function the rows see straight replaced by its line) while BIC on its
-      training rows falls, False = the paper; simplify:
+      training rows falls, False = the paper; final_refit: once the validation rows have
+      chosen the answer, its free constants are fitted again on the training and
+      validation rows together, False = the paper (the training rows' fit); simplify:
       'light' ranks candidates by SymPy's simplify without its trig passes, 'full' as the
       paper;
       reported complexities are always the full one). With workers > 1 the worker
@@ -136,7 +138,7 @@ class LEERegressor:
                factor_seeds: bool | None = None, composite_seeds: bool | None = None,
                transform_seeds: bool | None = None, wave_seeds: bool | None = None,
                long_terms: int | None = None, parsimony: bool | None = None,
-               simplify: str | None = None,
+               final_refit: bool | None = None, simplify: str | None = None,
                max_time: float | None = None, val_fraction: float = 0.2,
                select_k_best: int | None = None, warm_start: bool = False, seed: int = 0,
                verbose: bool = False, **unknown):
@@ -163,6 +165,7 @@ class LEERegressor:
     self.wave_seeds = wave_seeds
     self.long_terms = long_terms
     self.parsimony = parsimony
+    self.final_refit = final_refit
     self.simplify = simplify
     self.max_time = max_time
     self.val_fraction = val_fraction
@@ -187,7 +190,7 @@ class LEERegressor:
     # parameters added since:
     for name in ("select_k_best", "poly_terms", "poly_floor", "sep_terms", "power_seeds",
                  "factor_seeds", "composite_seeds", "transform_seeds", "wave_seeds", "long_terms",
-                 "parsimony", "simplify"):
+                 "parsimony", "final_refit", "simplify"):
       self.__dict__.setdefault(name, None)
     if "n_features_in_" in state and "selected_features_" not in state:
       self.selected_features_ = list(range(state["n_features_in_"]))
@@ -246,6 +249,7 @@ class LEERegressor:
                                      wave_seeds=self.wave_seeds,
                                      long_terms=self.long_terms,
                                      parsimony=self.parsimony,
+                                     final_refit=self.final_refit,
                                      simplify=self.simplify)
 
   def fit(self, X, y, sample_weight=None) -> "LEERegressor":

@@ -33,6 +33,7 @@ from lee_jax import cpu_threads
 from lee_jax import engine as engine_lib
 from lee_jax import evaluate
 from lee_jax import expr as E
+from lee_jax import final_refit
 from lee_jax import long_sums
 from lee_jax import parsimony
 from lee_jax import pool as pool_lib
@@ -50,6 +51,8 @@ class TrialResult:
   long_sum: pool_lib.Candidate | None = None  # the best long sum (long_sums.py), answer or not
   timings: dict = dataclasses.field(default_factory=dict)  # trial-level seconds (long sums, parsimony)
   as_found: pool_lib.Candidate | None = None  # the answer before the parsimony step changed it
+  # the answer before its constants were refitted on the training and validation rows
+  before_refit: pool_lib.Candidate | None = None
 
   def failures(self) -> dict[str, int]:
     """Failure counts summed over the rounds."""
@@ -211,18 +214,29 @@ def run_trial(engine: engine_lib.Engine, data: search.SearchData, cfg: configs.S
   winner_round = next((r.round_index for r in results if r.winner is best), None) if best else None
   if long_sums.pays(long, best, cfg.alpha):
     best, winner_round = long, None
-  as_found = None
+  as_found = before_refit = None
+  guard = (parsimony.pole_guard(data, cfg.probe_points, seed)
+           if best is not None and (cfg.parsimony or cfg.final_refit) else None)
   if cfg.parsimony and best is not None:
     t1 = time.perf_counter()
-    simpler = parsimony.answer(best, data, cfg.alpha, cfg.probe_points, seed)
+    simpler = parsimony.answer(best, data, cfg.alpha, cfg.probe_points, seed, guard)
     timings["parsimony"] = time.perf_counter() - t1
     if simpler is not best:
       if best is long:  # the answer is still the long sum, in its simpler form
         long = simpler
       best, as_found = simpler, best
+  if cfg.final_refit and best is not None:
+    t1 = time.perf_counter()
+    refitted, _ = final_refit.refit(best, data, cfg.alpha, seed, guard)
+    timings["final_refit"] = time.perf_counter() - t1
+    if refitted is not best:
+      if best is long:
+        long = refitted
+      best, before_refit = refitted, best
   return TrialResult(best, winner_round, results, time.perf_counter() - t0,
                      timed_out=any(r.timed_out for r in results) or len(results) < cfg.rounds,
-                     long_sum=long, timings=timings, as_found=as_found)
+                     long_sum=long, timings=timings, as_found=as_found,
+                     before_refit=before_refit)
 
 
 def _unguarded_exit(procs: list[multiprocessing.process.BaseProcess], wait: float = 10.0) -> bool:
@@ -392,7 +406,9 @@ def _whole(v: float, rel: float) -> bool:
 def report(result: TrialResult, X_test: np.ndarray, y_test: np.ndarray, data: search.SearchData,
            names, extra: dict | None = None, w_test: np.ndarray | None = None) -> dict:
   """A JSON-ready summary of a trial (float64 R2 on every fold for the winner; weighted where
-  the data has sample weights)."""
+  the data has sample weights). Its validation R2 is the held-out one of the answer as
+  chosen: where `final_refit` then fitted its constants on the validation rows too, that of
+  "before_refit" (the answer before it)."""
   names = E.formula_names(names)  # "a+b" or "2" as a column would print a different formula
   timings: collections.Counter = collections.Counter()
   for r in result.rounds:
@@ -419,7 +435,8 @@ def report(result: TrialResult, X_test: np.ndarray, y_test: np.ndarray, data: se
         "constants": [float(v) for v in E.constants(w.node)],  # the prefix's, in full
         "complexity": w.complexity,
         "r2_train": score.r2(data.y_train, predict(w.node, data.X_train), data.w_train),
-        "r2_val": score.r2(data.y_val, predict(w.node, data.X_val), data.w_val),
+        "r2_val": score.r2(data.y_val, predict((result.before_refit or w).node, data.X_val),
+                           data.w_val),
         "r2_test": score.r2(y_test, predict(w.node, X_test), w_test),
         "origin": w.origin,
     })
@@ -434,6 +451,8 @@ def report(result: TrialResult, X_test: np.ndarray, y_test: np.ndarray, data: se
       out["long_sum"] = candidate_summary(result.long_sum, X_test, y_test, names, w_test)
   if result.as_found is not None:  # what the parsimony step started from
     out["as_found"] = candidate_summary(result.as_found, X_test, y_test, names, w_test)
+  if result.before_refit is not None:  # what final_refit started from
+    out["before_refit"] = candidate_summary(result.before_refit, X_test, y_test, names, w_test)
   out["rounds"] = [{
       "round": r.round_index, "seed": r.seed, "candidates": r.candidates,
       "r2_val": r.winner.r2_val if r.winner else None,

@@ -39,10 +39,10 @@ def test_every_table_runs_end_to_end_and_resumes(tmp_path):
     assert f"{folder}: " in r.stdout and f"--out_dir={tmp_path / folder}" in r.stdout
   assert "iterative: iterative refinement; noise 0,0.1; 2 cells" in r.stdout
   # n_init 10: 4 + 2 iterations x 3 children
-  assert ("--mode=oneshot --composite_seeds=False --factor_seeds=False --iters=2 "
-          "--long_terms=0 --n_init=10") in r.stdout
-  assert ("--mode=combined --composite_seeds=False --factor_seeds=False --iters=2 "
-          "--long_terms=0 --n_init=4 --parsimony=False --poly_terms=0 --pool_size=8") in r.stdout
+  assert ("--mode=oneshot --composite_seeds=False --factor_seeds=False --final_refit=False "
+          "--iters=2 --long_terms=0 --n_init=10") in r.stdout
+  assert ("--mode=combined --composite_seeds=False --factor_seeds=False --final_refit=False "
+          "--iters=2 --long_terms=0 --n_init=4 --parsimony=False --poly_terms=0 --pool_size=8") in r.stdout
   assert r.stdout.count("--poly_terms=0") == len(FOLDERS)  # the paper's search, no seeds
 
   r = _run(tmp_path, *args)
@@ -106,14 +106,14 @@ def test_every_shared_search_flag_reaches_every_setting(tmp_path):
   # --overlap, --poly_terms and --poly_floor were once accepted here and then ignored.
   r = _run(tmp_path, "--table=2,10", "--random_model=tiny", *SMALL, "--overlap", "--poly_terms=2",
            "--poly_floor", "--fitter=jax", "--power_seeds", "--factor_seeds", "--composite_seeds",
-           "--transform_seeds", "--wave_seeds", "--long_terms=4", "--parsimony", "--dry_run")
+           "--transform_seeds", "--wave_seeds", "--long_terms=4", "--parsimony", "--final_refit", "--dry_run")
   assert r.returncode == 0, r.stderr
   commands = [l for l in r.stdout.splitlines() if "srbench.py" in l]
   assert len(commands) == 5  # iterative, gradient, combined, P = 8, P = 32
   for flag in ("--overlap=True", "--poly_terms=2", "--poly_floor=True", "--fitter=jax", "--rounds=1",
                "--power_seeds=True", "--factor_seeds=True", "--composite_seeds=True",
                "--transform_seeds=True", "--wave_seeds=True", "--long_terms=4",
-               "--parsimony=True"):
+               "--parsimony=True", "--final_refit=True"):
     assert all(flag in c for c in commands), flag
 
 

@@ -108,7 +108,7 @@ def test_search_with_a_checkpoint_prints_the_answer_and_writes_json(ckpt, tmp_pa
   r = _infer("--dataset", "strogatz_shearflow1", "--checkpoint", ckpt, "--rounds", "1",
              "--iters", "5", "--trials", "2", "--out", str(out), "--plot", str(tmp_path / "f.png"),
              "--nopower_seeds", "--nofactor_seeds", "--nocomposite_seeds", "--notransform_seeds",
-             "--nowave_seeds", "--long_terms=0", "--noparsimony")
+             "--nowave_seeds", "--long_terms=0", "--noparsimony", "--nofinal_refit")
   assert r.returncode == 0, r.stderr
   for t in (1, 2):  # one figure per trial
     assert (tmp_path / f"f_trial{t}.png").read_bytes()[:4] == b"\x89PNG"
@@ -134,6 +134,7 @@ def test_search_with_a_checkpoint_prints_the_answer_and_writes_json(ckpt, tmp_pa
   assert "wave" not in t["timings_s"]  # --nowave_seeds
   assert "long" not in t["timings_s"]  # --long_terms=0
   assert "parsimony" not in t["timings_s"] and "as_found" not in t  # --noparsimony
+  assert "final_refit" not in t["timings_s"] and "before_refit" not in t  # --nofinal_refit
   # The result draws again from its --out file alone: the rows reloaded and split as the run
   # did, the answer at full precision (the prefix holds 3 digits)
   from lee_jax import expr as E
@@ -238,8 +239,9 @@ def test_the_printout_names_a_long_sum_answer_and_what_the_parsimony_step_starte
   rep = {"found": True, "timed_out": False, "expression": "x0 + x1", "latex": "x_0 + x_1",
          "r2_train": 0.99, "r2_val": 0.98, "r2_test": 0.97, "complexity": 3,
          "wall_time_s": 1.0, "winner_round": None, "candidates": 10, "equations": [],
-         "as_found": {"expression": "1.01*x0 + x1", "r2_val": 0.981, "complexity": 5}}
-  plain = {k: v for k, v in rep.items() if k != "as_found"} | {"winner_round": 1}
+         "as_found": {"expression": "1.01*x0 + x1", "r2_val": 0.981, "complexity": 5},
+         "before_refit": {"expression": "0.998*x0 + x1", "r2_val": 0.98, "complexity": 3}}
+  plain = {k: v for k, v in rep.items() if k not in ("as_found", "before_refit")} | {"winner_round": 1}
   weighted = plain | {"weights": "w"}  # (--weights w: every R2 is weighted)
   code = ("import json, sys\nfrom lee_jax import infer\n"
           "for rep in json.loads(sys.argv[1]):\n  infer.print_trial(rep, ['x0', 'x1'])\n  print('--')")
@@ -249,7 +251,10 @@ def test_the_printout_names_a_long_sum_answer_and_what_the_parsimony_step_starte
   first, second, third = r.stdout.split("--")[:3]
   assert "(the long sum, 10 candidates)" in first
   assert "as found: 1.01*x0 + x1  (val 0.981000, complexity 5)" in first
+  assert ("constants refitted on the training and validation rows; on the training rows "
+          "alone: 0.998*x0 + x1") in first
   assert "(round 2, 10 candidates)" in second and "as found" not in second
+  assert "refitted" not in second
   assert "\nR2 train 0.990000" in second and "weighted" not in second
   assert "\nweighted by w: R2 train 0.990000  val 0.980000  test 0.970000" in third
 

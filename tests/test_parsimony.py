@@ -188,7 +188,7 @@ def test_the_trial_reports_the_simpler_answer_and_what_it_was_found_as(monkeypat
   data = search.SearchData(X[:225], y[:225], X[225:], y[225:])
   simpler = lambda c, *a: dataclasses.replace(c, node=E.var(0), complexity=1)
   monkeypatch.setattr(parsimony, "answer", simpler)
-  cfg = dataclasses.replace(helpers.SMALL_SEARCH, iterations=5, long_terms=0)
+  cfg = dataclasses.replace(helpers.SMALL_SEARCH, iterations=5, long_terms=0, final_refit=False)
   eng = engine_lib.Engine(helpers.tiny_model())
   res = trial.run_trial(eng, data, cfg, "iterative", seed=0)
   assert res.winner.node == E.var(0) and res.as_found is not None and res.as_found.node != E.var(0)

@@ -5,6 +5,9 @@ import pathlib
 import subprocess
 import sys
 
+import numpy as np
+import pytest
+
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "experiments"))
 import parsimony_replay  # noqa: E402
@@ -38,6 +41,29 @@ def test_a_noisy_factor_is_fixed_and_the_law_stays():
   assert parsimony_replay.replay(bare, again=True) is bare
 
 
+def test_the_final_refit_fits_the_answer_on_both_folds_from_its_own_constants():
+  # II.27.18 at eps 0.1 as a sweep without the refit recorded it: c Ef^2 epsilon
+  cell = _cell("mul + 1 . 0 2 e + 0 0 mul x0 sq x1", "1.02*Ef**2*epsilon", 6)
+  ds, p, data = parsimony_replay._folds(cell)
+  X = np.concatenate([data.X_train, data.X_val])
+  y = np.concatenate([data.y_train, data.y_val])
+  u = X[:, 0] * X[:, 1] ** 2
+  both = float(u @ y / (u @ u))  # least squares on both folds
+  train = float(u[:len(data.y_train)] @ data.y_train / (u[:len(data.y_train)] @ u[:len(data.y_train)]))
+  out = parsimony_replay.refit(dict(cell, constants=[1.0204]))
+  assert out["constants"] == pytest.approx([both], rel=1e-6) and both != pytest.approx(train, rel=1e-6)
+  assert out["before_refit"]["prefix"] == cell["prefix"] and out["r2_val"] == cell["r2_val"]
+  assert out["complexity"] == 6 and out["r2_test"] != cell["r2_test"]
+  # constants that are not the prefix's (a replay's stale ones): fitted from the prefix
+  assert parsimony_replay.refit(dict(cell, constants=[3.0]))["constants"] == pytest.approx([both], rel=1e-6)
+  # a prefix's whole constant is held there as the step holds one: nothing left to refit
+  whole = dict(cell, prefix="mul + 2 . 0 0 e + 0 0 mul x0 sq x1", constants=None)
+  assert parsimony_replay.refit(whole) is whole
+  # a cell run with the refit, or refitted already, stays
+  ran = dict(cell, search=dict(cell["search"], final_refit=True))
+  assert parsimony_replay.refit(ran) is ran and parsimony_replay.refit(out) is out
+
+
 def test_cli_prints_both_and_writes_the_replayed_cells(tmp_path):
   src = tmp_path / "results.jsonl"
   src.write_text(json.dumps(_cell("mul + 1 . 0 2 e + 0 0 mul x0 sq x1", "1.02*Ef**2*epsilon", 6)) + "\n")
@@ -47,7 +73,7 @@ def test_cli_prints_both_and_writes_the_replayed_cells(tmp_path):
                                capture_output=True, text=True, cwd=REPO, timeout=300)
   r = run()
   assert r.returncode == 0, r.stderr
-  assert "1 cells, 1 answers simpler" in r.stdout and "complexity 6.00" in r.stdout
+  assert "1 cells, 1 answers changed" in r.stdout and "complexity 6.00" in r.stdout
   assert "complexity 5.00" in r.stdout
   assert json.loads(out.read_text())["complexity"] == 5
   again = run()  # an existing --out is never replaced

@@ -170,7 +170,7 @@ def test_clone_and_pickle_round_trip(fitted):
   del old["select_k_best"], old["selected_features_"], old["poly_terms"], old["poly_floor"]
   del old["simplify"], old["sep_terms"], old["power_seeds"], old["factor_seeds"]
   del old["composite_seeds"], old["transform_seeds"], old["wave_seeds"], old["long_terms"]
-  del old["parsimony"]
+  del old["parsimony"], old["final_refit"]
   revived = LEERegressor.__new__(LEERegressor)
   revived.__setstate__(old)
   np.testing.assert_array_equal(revived.predict(X), est.predict(X))
@@ -216,6 +216,8 @@ def test_unknown_keyword_names_the_likely_parameter():
   assert LEERegressor().search_config().long_terms == 8
   assert LEERegressor(parsimony=False).search_config().parsimony is False
   assert LEERegressor().search_config().parsimony is True
+  assert LEERegressor(final_refit=False).search_config().final_refit is False
+  assert LEERegressor().search_config().final_refit is True
   assert LEERegressor(simplify="full").search_config().simplify == "full"
   with pytest.raises(ValueError, match="simplify must be one of light, full"):
     LEERegressor(simplify="none").search_config()
