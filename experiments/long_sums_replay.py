@@ -62,8 +62,9 @@ def replay(cell: dict, long_terms: int) -> dict:
   same = _answer(out) == _answer(cell)
   if not same:
     # The recorded answer's own fields would describe the other answer: its r2_train, its
-    # LaTeX, the parsimony step's start.
-    for key in ("r2_train", "latex", "constants", "as_found"):
+    # LaTeX, the parsimony step's start, the final refit's (parsimony_replay.py --final_refit
+    # takes it again on the new answer).
+    for key in ("r2_train", "latex", "constants", "as_found", "before_refit"):
       out.pop(key, None)
   # The prefix (a parsimony_replay.py refits from it) is the answer's own: the record's, the
   # sum's or the rounds' answer's, where recorded (records before 2026-11-30 lack the

@@ -13,7 +13,9 @@ sweep run with an earlier one). Prints the mean, median and clipped test R2 and 
 replayed answer ("as_found" holds the recorded one; `compare_runs.py` reads them).
 
 --final_refit replays the step after it instead, `final_refit.refit` (the answer's free
-constants fitted on the training and validation rows), on each cell run without it: from the
+constants fitted on the training and validation rows), on each cell whose record holds no
+refit ("before_refit"; a replay of the step or of the long sums that changes an answer drops
+it): from the
 record's full-precision constants where they are the prefix's, else from the prefix's
 refitted on the training fold, its integers and halves held ("before_refit" holds the
 answer before it). For both, replay the
@@ -49,7 +51,7 @@ def _define_flags() -> None:  # here, not at import: the tests import this besid
                     "of the step on their answers; their `as_found` stays the search's).")
   flags.DEFINE_bool("final_refit", False, "Instead of the parsimony step, refit each answer's "
                     "constants on the training and validation rows (final_refit.py), in cells "
-                    "run without it.")
+                    "whose record holds no refit.")
 
 
 def replay(cell: dict, again: bool = False) -> dict:
@@ -79,15 +81,17 @@ def replay(cell: dict, again: bool = False) -> dict:
   out["as_found"] = cell.get("as_found") or {k: cell.get(k) for k in ANSWER}
   out.update(now, r2_train=simpler.r2_train,
              constants=[float(v) for v in E.constants(simpler.node)])
+  out.pop("before_refit", None)  # the final refit's start was the old answer: replay it after
   return out
 
 
 def refit(cell: dict) -> dict:
   """The cell's record with its answer's constants refitted by `final_refit.refit` (on the
-  training and validation rows), "before_refit" holding the answer before; cells run with the
-  refit, or whose refit is not taken, as they are."""
-  if (not cell.get("found") or not cell.get("prefix") or cell["search"].get("final_refit")
-      or "before_refit" in cell):
+  training and validation rows), "before_refit" holding the answer before; cells whose
+  record holds a refit, or whose refit is not taken, as they are. (A search run with the
+  refit that did not take it recorded the answer it would start from: the same refit
+  declines again. A replay that changes an answer drops its "before_refit".)"""
+  if not cell.get("found") or not cell.get("prefix") or "before_refit" in cell:
     return cell
   ds, p, data = _folds(cell)
   tokens = cell["prefix"].split()

@@ -9,6 +9,7 @@ from lee_jax import evaluate
 from lee_jax import expr as E
 from lee_jax import final_refit
 from lee_jax import fit
+from lee_jax import parsimony
 from lee_jax import pool as pool_lib
 from lee_jax import score
 from lee_jax import search
@@ -87,12 +88,54 @@ def test_a_refit_that_fails_the_pole_probe_or_the_fit_is_not_taken():
   assert final_refit.refit(logc, pos, 0.002, seed=0)[0] is logc
 
 
-def test_the_rows_are_capped():
-  rng = np.random.default_rng(1)
-  X = rng.uniform(-3, 3, (12_500, 1))
-  y = 2 * X[:, 0] + rng.normal(0, 1, len(X))
-  data = search.SearchData(X[:10_000], y[:10_000], X[10_000:], y[10_000:])
-  assert final_refit.refit(_answer(data, "1.9*x0"), data, 0.002, seed=0)[1] == final_refit.MAX_ROWS
+def test_the_rows_are_a_capped_draw_and_every_row_must_stay_finite(monkeypatch):
+  monkeypatch.setattr(final_refit, "MAX_ROWS", 30)
+  data = _line_data()
+  out, n = final_refit.refit(_answer(data), data, 0.002, seed=0)
+  X, y, _ = final_refit.every_row(data)
+  Xr, yr, _ = parsimony.rows(X, y, None, 0, 30)
+  assert n == 30 and sorted(E.constants(out.node)) == pytest.approx(sorted(_lstsq(Xr, yr)), rel=1e-6)
+  # a row outside the draw where the refitted formula is not finite: not taken
+  left_out = sorted(set(range(40)) - set(np.random.default_rng([0, 11]).choice(40, 30, replace=False)))[0]
+  pos = dataclasses.replace(data, X_train=np.abs(data.X_train) + 0.1, X_val=np.abs(data.X_val) + 0.1)
+  logc = _answer(pos, "1.5*log(x0) + 0.2")
+  Xp = np.concatenate([pos.X_train, pos.X_val])
+  Xp[left_out] = -1.0
+  bad = dataclasses.replace(pos, X_train=Xp[:30], X_val=Xp[30:])
+  assert final_refit.refit(logc, bad, 0.002, seed=0)[0] is logc
+  assert final_refit.refit(logc, pos, 0.002, seed=0)[0] is not logc
+
+
+def test_a_refit_that_parts_two_equal_constants_is_not_taken():
+  # 2.5 x0 - 2.5 x1 is 2.5 (x0 - x1) in SymPy's count; a refit to 2.6 and 2.4 is longer
+  rng = np.random.default_rng(3)
+  X = rng.uniform(1, 3, (40, 2))
+  y = 2.6 * X[:, 0] - 2.4 * X[:, 1]
+  data = search.SearchData(X[:30], y[:30], X[30:], y[30:])
+  node = E.op("sub", E.op("mul", E.const(2.5), E.var(0)), E.op("mul", E.const(2.5), E.var(1)))
+  c = pool_lib.Candidate(node, *score.ids_and_consts(node, None), 0.9, 0.9,
+                         complexity.complexity(node), 0.0, "init")
+  assert final_refit.refit(c, data, 0.002, seed=0)[0] is c
+
+
+def test_the_trial_refits_the_parsimony_steps_answer_with_its_pole_probe(monkeypatch):
+  # the steps' order and arguments (the steps themselves have their own tests): the refit
+  # starts from what the parsimony step gave, and is given the trial's pole probe
+  from lee_jax import engine as engine_lib
+  from lee_jax import trial
+  data = _line_data(rows=200)
+  simpler = _answer(data)
+  seen = {}
+  monkeypatch.setattr(parsimony, "answer", lambda c, *a: simpler)
+  real = final_refit.refit
+  monkeypatch.setattr(final_refit, "refit",
+                      lambda c, d, alpha, seed, bounded: seen.update(c=c, bounded=bounded)
+                      or real(c, d, alpha, seed, bounded))
+  cfg = dataclasses.replace(helpers.SMALL_SEARCH, iterations=5, long_terms=0)
+  res = trial.run_trial(engine_lib.Engine(helpers.tiny_model()), data, cfg, "iterative", seed=0)
+  assert seen["c"] is simpler and res.before_refit is simpler and res.as_found is not None
+  assert callable(seen["bounded"]) and seen["bounded"](simpler.node)
+  assert E.constants(res.winner.node) != E.constants(simpler.node)
 
 
 def test_the_trial_reports_the_refitted_answer_and_the_held_out_validation_r2():

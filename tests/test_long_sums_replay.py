@@ -27,8 +27,10 @@ def test_the_long_sum_answers_only_where_it_pays():
   from lee_jax import expr as E
   assert weak["prefix"] == " ".join(E.to_prefix(E.from_prefix(weak["long_sum"]["prefix"].split())))
   assert "r2_train" not in weak and "as_found" not in weak
-  stale = _cell("210_cloud", 0.5, 5, 0.5) | {"prefix": "x0", "as_found": {"expression": "y"}}
-  assert long_sums_replay.replay(stale, 6)["prefix"] == weak["prefix"]
+  stale = _cell("210_cloud", 0.5, 5, 0.5) | {"prefix": "x0", "as_found": {"expression": "y"},
+                                             "before_refit": {"expression": "x"}}
+  again = long_sums_replay.replay(stale, 6)
+  assert again["prefix"] == weak["prefix"] and not {"as_found", "before_refit"} & set(again)
   # a record whose rounds' answer kept no prefix gives none
   kept = _cell("210_cloud", 0.99, 5, 0.9) | {"prefix": "x0", "rounds_answer": {
       "expression": "x", "complexity": 5, "r2_val": 0.99, "r2_test": 0.9, "origin": "poly"},

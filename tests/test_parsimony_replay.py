@@ -59,9 +59,11 @@ def test_the_final_refit_fits_the_answer_on_both_folds_from_its_own_constants():
   # a prefix's whole constant is held there as the step holds one: nothing left to refit
   whole = dict(cell, prefix="mul + 2 . 0 0 e + 0 0 mul x0 sq x1", constants=None)
   assert parsimony_replay.refit(whole) is whole
-  # a cell run with the refit, or refitted already, stays
-  ran = dict(cell, search=dict(cell["search"], final_refit=True))
-  assert parsimony_replay.refit(ran) is ran and parsimony_replay.refit(out) is out
+  # a cell refitted already stays; a parsimony replay that changes its answer (here to
+  # Ef^2 epsilon) drops the stale start, so a refit replay after it starts from the new one
+  assert parsimony_replay.refit(out) is out
+  again = parsimony_replay.replay(dict(out, search=dict(out["search"], parsimony=True)), again=True)
+  assert again["expression"] == "Ef**2*epsilon" and "before_refit" not in again
 
 
 def test_cli_prints_both_and_writes_the_replayed_cells(tmp_path):
