@@ -284,7 +284,8 @@ class SearchConfig:
   # products of two one-variable functions (cos(x)/tan(y), x - cos(y)/x; separable.py).
   sep_terms: int = 0
   # Our addition (False = the paper): seed each pool with power laws c * x_1^a_1 * ... (whole or
-  # half exponents, fitted on the logs; q v B / p, n kb T / V; power_law.py).
+  # half exponents, fitted on the logs; q v B / p, n kb T / V; power_law.py), and with sums of
+  # two of them of y, y^2, 1/y or 1/y^2 (m0 / sqrt(1 - v^2/c^2); power_sums.py).
   power_seeds: bool = False
   # Our addition (False = the paper): seed each pool with power laws times short sums,
   # M(x) * S(x) (G m1 m2 (1/r2 - 1/r1), n kb T ln(V2/V1); factored.py).

@@ -88,7 +88,8 @@ _SEP = flags.DEFINE_integer("sep_terms", None,
                             "(default: the preset's).")
 _POWER = flags.DEFINE_bool("power_seeds", None,
                            "Seed each round's pool with power laws c * x1^a1 * x2^a2 ... (whole or "
-                           "half exponents, fitted on the logs); --nopower_seeds = none, the paper "
+                           "half exponents, fitted on the logs) and sums of two of them of y, y^2, "
+                           "1/y or 1/y^2 (m0/sqrt(1-v^2/c^2)); --nopower_seeds = none, the paper "
                            "(default: the preset's).")
 _FACTOR = flags.DEFINE_bool("factor_seeds", None,
                             "Seed each round's pool with power laws times short sums, M(x) * S(x) "

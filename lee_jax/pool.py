@@ -116,10 +116,19 @@ class Pool:
     return self.entries[0] if self.entries else None
 
 
+# Validation R2s closer than this are a tie: two exact forms of one law differ by rounding
+# (II.21.32 as a 19-node sum of two power laws at 1.0 against its 17-node form at 1 - 2e-16).
+R2_TIE = 1e-12
+
+
 def best_by_val(candidates: list[Candidate]) -> Candidate | None:
-  """Highest validation R2; ties go to the higher search score."""
+  """Highest validation R2; ties (within R2_TIE of the highest) go to the higher search
+  score, the shorter formula where the fits tie too."""
   ok = [c for c in candidates if np.isfinite(c.r2_val)]
-  return max(ok, key=lambda c: (c.r2_val, c.score)) if ok else None
+  if not ok:
+    return None
+  top = max(c.r2_val for c in ok)
+  return max((c for c in ok if c.r2_val >= top - R2_TIE), key=lambda c: (c.score, c.r2_val))
 
 
 def select_winner(candidates: list[Candidate], iterative_best: Candidate | None) -> Candidate | None:

@@ -95,7 +95,8 @@ class LEERegressor:
       paper; poly_floor: those seeds are answer candidates only, never parents; sep_terms
       T: the best 1..T-term sums of products of two one-variable functions join each
       round's pool, 0 = none, the paper; power_seeds: power laws c * x1^a1 * x2^a2 ...
-      (whole or half exponents) join each round's pool, False = the paper; factor_seeds:
+      (whole or half exponents), and sums of two of them of y, y^2, 1/y or 1/y^2
+      (m0 / sqrt(1 - v^2/c^2)), join each round's pool, False = the paper; factor_seeds:
       power laws times short sums, M(x) * S(x), join it, False = the paper;
       composite_seeds: sums of functions of products and ratios of variables, alone and
       times power laws (n0 exp(-m g x / (kb T))), join it, False = the paper;

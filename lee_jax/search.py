@@ -36,6 +36,7 @@ from lee_jax import factored
 from lee_jax import fit
 from lee_jax import polynomial
 from lee_jax import power_law
+from lee_jax import power_sums
 from lee_jax import transformed
 from lee_jax import waves
 from lee_jax import separable
@@ -375,6 +376,12 @@ class Round:
       with self.timer("power"):
         seeds = power_law.power_fits(*self.fit_rows, self.fit_weights)
       self.pool.merge(self._score_apart(seeds, "power"))
+      with self.timer("power_sum"):  # two of them, of y, y^2, 1/y or 1/y^2
+        seeds = power_sums.power_sum_fits(*self.fit_rows, self.fit_weights)
+      # as the transformed seeds: two free exponents fit many curves a little better
+      champ = self.pool.champion()
+      self._merge_short(seeds, "power_sum", power_sums.MAX_COMPLEXITY,
+                        above=champ.score if champ else -np.inf, exact=transformed.EXACT)
     if self.cfg.factor_seeds:  # a power law times a short sum, M(x) * S(x)
       with self.timer("factor"):
         seeds = factored.factored_fits(*self.fit_rows, self.fit_weights)

@@ -128,6 +128,7 @@ def test_search_with_a_checkpoint_prints_the_answer_and_writes_json(ckpt, tmp_pa
   assert checkpoints.model_label(None).startswith("shipped small ")
   assert {"fit", "decode", "score"} <= set(t["timings_s"]) and "failures" in t
   assert "separable" in t["timings_s"] and "power" not in t["timings_s"]  # --nopower_seeds
+  assert "power_sum" not in t["timings_s"]
   assert "factor" not in t["timings_s"]  # --nofactor_seeds
   assert "composite" not in t["timings_s"]  # --nocomposite_seeds
   assert "transform" not in t["timings_s"]  # --notransform_seeds

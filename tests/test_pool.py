@@ -121,3 +121,15 @@ def test_no_fallback_for_iterative_winners():
   it = cand(1, 0.95, 5, r2_val=0.80)
   pool.merge([it])
   assert P.select_winner(pool.entries, cand(2, 0.5, 5, r2_val=0.9)) is it
+
+
+def test_the_best_by_validation_r2_takes_the_shorter_of_two_exact_forms():
+  # II.21.32: a 19-node sum of two power laws at R2 1.0 against the 17-node law at
+  # 1 - 2e-16; the shorter scores higher (R2_train - alpha C) and wins the tie
+  long = cand(1, 1.0 - 0.002 * 19, 19, r2_val=1.0)
+  short = cand(2, 1.0 - 0.002 * 17, 17, r2_val=1.0 - 2e-16)
+  assert P.best_by_val([long, short]) is short
+  # a real difference in validation R2 is no tie, whatever the score
+  better = cand(3, 0.5, 19, r2_val=1.0 - 1e-9)
+  assert P.best_by_val([better, cand(4, 0.9, 3, r2_val=1.0 - 1e-6)]) is better
+  assert P.best_by_val([cand(5, 0.9, 3, r2_val=float("nan"))]) is None

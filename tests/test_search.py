@@ -13,6 +13,7 @@ from lee_jax import expr as E
 from lee_jax import factored
 from lee_jax import score
 from lee_jax import search
+from lee_jax import power_sums
 from lee_jax import transformed
 from lee_jax import trial
 from lee_jax import vocab
@@ -616,6 +617,20 @@ def test_power_law_seeds_join_the_pool_and_win_a_feynman_law(eng):
   off.init_pool()
   assert "power" not in {c.origin for c in off.pool.entries}
   assert off.pool.champion().r2_val < 0.999  # what the other seeds and the decodes offer
+
+
+def test_power_sum_seeds_join_the_pool_and_win_a_feynman_law(eng):
+  rng = np.random.default_rng(10)
+  m0, v, c = rng.uniform(1, 5, 300), rng.uniform(1, 2, 300), rng.uniform(3, 10, 300)
+  X = np.stack([m0, v, c], axis=1)
+  y = m0 / np.sqrt(1 - v ** 2 / c ** 2)  # Feynman I.10.7: 1/y^2 is two power laws
+  d = search.SearchData(X[:240], y[:240], X[240:], y[240:])
+  assert _seeds_win(eng, X, y, "power_sum").winner.complexity <= power_sums.MAX_COMPLEXITY
+  off = search.Round(eng, d, dataclasses.replace(helpers.SMALL_SEARCH, power_seeds=False),
+                     "oneshot", 0, seed=0)
+  off.init_pool()
+  assert not {"power", "power_sum"} & {c.origin for c in off.pool.entries}
+  assert off.pool.champion().r2_val < 1 - 1e-6  # what the other seeds and the decodes offer
 
 
 def test_factored_seeds_join_the_pool_and_win_a_feynman_law(eng):

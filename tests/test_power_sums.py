@@ -1,0 +1,82 @@
+import numpy as np
+import pytest
+
+from lee_jax import evaluate
+from lee_jax import expr as E
+from lee_jax import power_sums
+
+
+def _rows(n=300, k=3, seed=0, low=1.0, high=5.0):
+  return np.random.default_rng(seed).uniform(low, high, (n, k))
+
+
+def _exact(nodes, X, y):
+  """The seeds that give y on every row to 1e-9 (relative)."""
+  out = []
+  for n in nodes:
+    with np.errstate(all="ignore"):
+      v = evaluate.evaluate_numpy(n, X)
+    if np.isfinite(v).all() and np.max(np.abs(v - y) / np.abs(y)) < 1e-9:
+      out.append(n)
+  return out
+
+
+def test_two_power_laws_of_y_itself():
+  # II.36.38's shape: x0 x1 / x2 + 0.5 x0 / (x2 x3^2)
+  X = _rows(k=4)
+  y = X[:, 0] * X[:, 1] / X[:, 2] + 0.5 * X[:, 0] / (X[:, 2] * X[:, 3] ** 2)
+  found = _exact(power_sums.power_sum_fits(X, y), X, y)
+  assert found and all(n.name == "add" for n in found)
+
+
+def test_the_relativistic_mass_under_its_reciprocal_root():
+  # I.10.7: m0 / sqrt(1 - v^2/c^2) is 1/y^2 = m0^-2 - m0^-2 v^2 c^-2
+  rng = np.random.default_rng(1)
+  m0, v, c = rng.uniform(1, 5, 300), rng.uniform(1, 2, 300), rng.uniform(3, 10, 300)
+  X = np.stack([m0, v, c], axis=1)
+  y = m0 / np.sqrt(1 - v ** 2 / c ** 2)
+  found = _exact(power_sums.power_sum_fits(X, y), X, y)
+  assert found and found[0].name == "div"  # 1 / sqrt(S)
+  # and negated where y is negative
+  neg = _exact(power_sums.power_sum_fits(X, -y), X, -y)
+  assert neg and neg[0].name == "neg"
+
+
+def test_a_root_of_two_power_laws():
+  # Friedmann's sqrt(8 pi G rho / 3 - alpha c^2 / d^2) with alpha c^2 / d^2 the smaller
+  X = _rows(k=4)
+  y = np.sqrt(8.3776 * X[:, 0] * X[:, 1] - X[:, 2] * X[:, 3] ** 2 / 25.0)
+  found = _exact(power_sums.power_sum_fits(X, y), X, y)
+  assert found and found[0].name == "sqrt"
+
+
+def test_a_target_that_changes_sign_is_fitted_as_itself_only():
+  X = _rows(k=2)
+  y = X[:, 0] ** 2 - 3.0 * X[:, 1]  # both signs: no root or reciprocal of it
+  seeds = power_sums.power_sum_fits(X, y)
+  assert seeds and all(n.name == "add" for n in seeds)
+  assert _exact(seeds, X, y)
+
+
+def test_one_power_law_is_left_to_the_power_law_seeds():
+  # q v B / p is one product under every target: a sum would be it plus a term of 1e-17
+  X = _rows(k=4)
+  assert power_sums.power_sum_fits(X, X[:, 0] * X[:, 1] * X[:, 2] / X[:, 3]) == []
+
+
+def test_nothing_to_fit():
+  X = _rows(k=2)
+  assert power_sums.power_sum_fits(X, np.full(len(X), np.nan)) == []
+  assert power_sums.power_sum_fits(np.c_[X[:, 0] - 3.0, np.zeros(len(X))], X[:, 1]) == []  # no base column
+  assert power_sums.power_sum_fits(X[:3], X[:3, 0]) == []
+  # weights of 0 leave their rows out: a wrong value there changes nothing
+  y = X[:, 0] * X[:, 1] + 2.0 / X[:, 0]
+  bad = y.copy()
+  bad[:20] = 1e6
+  w = np.r_[np.zeros(20), np.ones(len(y) - 20)]
+  assert _exact(power_sums.power_sum_fits(X, bad, w), X[20:], y[20:])
+
+
+def test_an_unknown_target_is_refused():
+  with pytest.raises(ValueError, match="unknown target"):
+    power_sums._inverse("cube", 1.0, E.var(0))
