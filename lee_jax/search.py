@@ -378,10 +378,13 @@ class Round:
       self.pool.merge(self._score_apart(seeds, "power"))
       with self.timer("power_sum"):  # two of them, of y, y^2, 1/y or 1/y^2
         seeds = power_sums.power_sum_fits(*self.fit_rows, self.fit_weights)
-      # as the transformed seeds: two free exponents fit many curves a little better
+      # as the transformed seeds: two free exponents fit many curves a little better; an
+      # exact one also stays an answer candidate (the floor): at 20-25 nodes its score is
+      # below a shorter curve fit's, and the pool evicted test_9's exact law for one
       champ = self.pool.champion()
       self._merge_short(seeds, "power_sum", power_sums.MAX_COMPLEXITY,
-                        above=champ.score if champ else -np.inf, exact=transformed.EXACT)
+                        above=champ.score if champ else -np.inf, exact=transformed.EXACT,
+                        keep_exact=True)
     if self.cfg.factor_seeds:  # a power law times a short sum, M(x) * S(x)
       with self.timer("factor"):
         seeds = factored.factored_fits(*self.fit_rows, self.fit_weights)
@@ -408,12 +411,15 @@ class Round:
     self.record(0)
 
   def _merge_short(self, nodes, origin: str, cap: int = factored.MAX_COMPLEXITY,
-                   above: float = -np.inf, exact: float = 0.0) -> None:
+                   above: float = -np.inf, exact: float = 0.0, keep_exact: bool = False) -> None:
     """Score seeds apart and merge those of at most cap nodes (longer ones are curve fits
     that would win on validation R2) whose score is above `above` or whose validation R2 is
-    within `exact` of 1."""
-    self.pool.merge([c for c in self._score_apart(nodes, origin) if c.complexity <= cap
-                     and (c.score > above or (exact > 0 and c.r2_val >= 1 - exact))])
+    within `exact` of 1; keep_exact: those also join the floor (answer candidates the pool
+    cannot evict)."""
+    short = [c for c in self._score_apart(nodes, origin) if c.complexity <= cap]
+    self.pool.merge([c for c in short if c.score > above or (exact > 0 and c.r2_val >= 1 - exact)])
+    if keep_exact and exact > 0:
+      self.floor = self.floor + [c for c in short if c.r2_val >= 1 - exact]
 
   def _score_apart(self, nodes, origin: str) -> list[pool_lib.Candidate]:
     """Fit and score formulas that are not decodes (baselines, a warm start), keyed

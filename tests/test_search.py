@@ -626,6 +626,14 @@ def test_power_sum_seeds_join_the_pool_and_win_a_feynman_law(eng):
   y = m0 / np.sqrt(1 - v ** 2 / c ** 2)  # Feynman I.10.7: 1/y^2 is two power laws
   d = search.SearchData(X[:240], y[:240], X[240:], y[240:])
   assert _seeds_win(eng, X, y, "power_sum").winner.complexity <= power_sums.MAX_COMPLEXITY
+  # an exact one is also on the floor, where the pool cannot evict it (at 20 nodes a shorter
+  # curve fit scores higher)
+  r = search.Round(eng, d, helpers.SMALL_SEARCH, "oneshot", 0, seed=0)
+  r.init_pool()
+  kept = [c for c in r.floor if c.origin == "power_sum"]
+  assert kept and all(c.r2_val >= 1 - transformed.EXACT for c in kept)
+  r.pool.entries = [c for c in r.pool.entries if c.origin != "power_sum"]  # evicted
+  assert r.result().winner.origin == "power_sum"
   off = search.Round(eng, d, dataclasses.replace(helpers.SMALL_SEARCH, power_seeds=False),
                      "oneshot", 0, seed=0)
   off.init_pool()
