@@ -38,6 +38,7 @@ MAX_EVALS = 60  # Levenberg-Marquardt evaluations per exponent (per start)
 EXACT = 1e-20  # weighted NMSE of a start that ends the search (an exact law)
 ROUNDED = 4  # the best starts' ends whose exponents are rounded (the best rounded one kept)
 NEGLIGIBLE = 1e-6  # a product whose part of t (weighted norm) is below this share is none
+EQUAL = 1e-9  # coefficients whose magnitudes differ by less than this share are one
 # Longer seeds stay out of the pool. Two products of up to 8 variables: I.10.7 under its
 # reciprocal root is 20 nodes, test_6's root 25, II.36.38's sum 26; an inexact seed joins
 # only above the pool's best score, so it pays for its nodes.
@@ -231,6 +232,10 @@ def power_sum_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = No
       found = [f for f in (_laws(Xt, cols, ab, t, wi) for ab in ends) if f is not None]
       if found:
         _, (p1, p2), (c1, c2) = min(found, key=lambda f: f[0])
+        if abs(abs(c1) - abs(c2)) <= EQUAL * max(abs(c1), abs(c2)):
+          # one constant in two places, as a law has it (4 pi (1 - v/c) for 4 pi - 4 pi v/c):
+          # equal in the tree, so SymPy writes it once
+          c2 = float(np.copysign(abs(c1), c2))
         s = E.op("add", power_law.power_node(p1, float(c1), None),
                  power_law.power_node(p2, float(c2), None))
         out.append(_inverse(name, sign, s))
