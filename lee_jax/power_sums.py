@@ -149,7 +149,6 @@ def _laws(X: np.ndarray, cols: list[int], ab: np.ndarray, t: np.ndarray, w: np.n
   that fits t better, their least-squares coefficients); None where the two are one
   product or do not fit."""
   k = len(cols)
-  L = np.log(np.abs(X[:, cols]))
   sw = np.sqrt(w)
   best = None
   for step in (0.5, 1.0):
@@ -157,12 +156,12 @@ def _laws(X: np.ndarray, cols: list[int], ab: np.ndarray, t: np.ndarray, w: np.n
             for h in (0, 1)]
     if pair[0] == pair[1] or max((abs(e) for p in pair for e in p.values()), default=0) > power_law.MAX_EXPONENT:
       continue
-    exps = np.zeros(2 * k)
-    for h, p in enumerate(pair):
-      for i, e in p.items():
-        exps[h * k + cols.index(i)] = e
-    A = _design(L, exps)
-    if A is None:
+    # The products themselves, with a negative column's sign (the fit's logs saw |x|, and
+    # an odd power of a negative column flips the product's sign: power_law.rounded keeps
+    # its exponents whole)
+    with np.errstate(all="ignore"):
+      A = np.stack([power_law.law_values(X, p) if p else np.ones(len(t)) for p in pair], axis=1)
+    if not np.isfinite(A).all():
       continue
     c = _coefficients(A, t, sw)
     with np.errstate(all="ignore"):

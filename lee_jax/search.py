@@ -89,7 +89,8 @@ class RoundResult:
   # The champion's token ids [L] at each history entry (None: empty pool), for latent plots.
   champion_ids: list[np.ndarray | None] = dataclasses.field(default_factory=list)
   timed_out: bool = False  # stopped at the trial's time limit before its iterations ran out
-  # The fitted floor (the baselines: the mean, a line in each variable; poly_floor's seeds):
+  # The fitted floor (the baselines: the mean, a line in each variable; poly_floor's seeds;
+  # exact power-sum seeds):
   # the equation table's simplest rows, also when the pool evicted them.
   floor: list[pool_lib.Candidate] = dataclasses.field(default_factory=list)
 

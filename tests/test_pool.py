@@ -132,4 +132,7 @@ def test_the_best_by_validation_r2_takes_the_shorter_of_two_exact_forms():
   # a real difference in validation R2 is no tie, whatever the score
   better = cand(3, 0.5, 19, r2_val=1.0 - 1e-9)
   assert P.best_by_val([better, cand(4, 0.9, 3, r2_val=1.0 - 1e-6)]) is better
+  # nor is a law against a constant good to 6 digits (R2 short of 1 by ~1e-12)
+  law = cand(6, 1.0 - 0.002 * 9, 9, r2_val=1.0)
+  assert P.best_by_val([law, cand(7, 1.0 - 0.002 * 5, 5, r2_val=1.0 - 1e-12)]) is law
   assert P.best_by_val([cand(5, 0.9, 3, r2_val=float("nan"))]) is None

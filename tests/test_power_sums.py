@@ -58,6 +58,23 @@ def test_a_target_that_changes_sign_is_fitted_as_itself_only():
   assert _exact(seeds, X, y)
 
 
+def test_a_negative_column_keeps_its_sign_in_odd_powers():
+  # the fit's logs see |x0|; x1^2 / x0 + 2 x1 x2 with x0 < 0 came back with -1 x1^2 / x0
+  X = _rows(k=3)
+  X[:, 0] = -X[:, 0]
+  y = X[:, 1] ** 2 / X[:, 0] + 2.0 * X[:, 1] * X[:, 2]
+  assert _exact(power_sums.power_sum_fits(X, y), X, y)
+  y = 1.0 / np.sqrt(X[:, 1] ** 2 - X[:, 0] * X[:, 2])  # under a root of its reciprocal
+  assert _exact(power_sums.power_sum_fits(X, y), X, y)
+
+
+def test_half_exponents():
+  X = _rows(k=3)
+  y = np.sqrt(X[:, 0]) * X[:, 1] + 3.0 * X[:, 2] ** 1.5 / X[:, 0]
+  found = _exact(power_sums.power_sum_fits(X, y), X, y)
+  assert found and any(n.name == "sqrt" for f in found for n in E.walk(f))
+
+
 def test_one_constant_in_both_products_is_one_constant():
   # II.21.32's shape: 1/y = 4 pi x0 - 4 pi x1 (x1 < x0); fitted apart the two 4 pi differ in
   # the last digits, and SymPy could not write 4 pi (x0 - x1)
