@@ -647,7 +647,9 @@ def test_factored_seeds_join_the_pool_and_win_a_feynman_law(eng):
   y = X[:, 0] * X[:, 1] * X[:, 2] * (1 / X[:, 4] - 1 / X[:, 3])
   d = search.SearchData(X[:240], y[:240], X[240:], y[240:])
   assert helpers.SMALL_SEARCH.factor_seeds and configs.PRESETS["paper"].factor_seeds
-  assert _seeds_win(eng, X, y, "factor").winner.complexity <= 15
+  # (G m1 m2 / r2 - G m1 m2 / r1 is two power laws as well: the power sums off, as their
+  # 17-node exact form can win the validation R2 by more than rounding)
+  assert _seeds_win(eng, X, y, "factor", power_seeds=False).winner.complexity <= 15
   # Seeds longer than MAX_COMPLEXITY (curve fits, not laws) never enter the pool.
   r = search.Round(eng, d, helpers.SMALL_SEARCH, "oneshot", 0, seed=0)
   r.init_pool()
@@ -656,7 +658,7 @@ def test_factored_seeds_join_the_pool_and_win_a_feynman_law(eng):
   assert all(c.complexity <= factored.MAX_COMPLEXITY
              for c in r.pool.entries if c.origin == "factor")
   off = search.Round(eng, d, dataclasses.replace(helpers.SMALL_SEARCH, factor_seeds=False,
-                                                composite_seeds=False),
+                                                composite_seeds=False, power_seeds=False),
                      "oneshot", 0, seed=0)
   off.init_pool()
   assert "factor" not in {c.origin for c in off.pool.entries}

@@ -48,10 +48,10 @@ def test_measured_here_on_a_tiny_model(tmp_path):
   assert "- machine: " in md and "CPUs, jax " in md and "backend cpu" in md
   with open(tmp_path / "phases.csv") as f:
     phases = list(csv.DictReader(f))
-  # The fast preset's composite, factored, polynomial, power-law, separable,
+  # The fast preset's composite, factored, polynomial, power-law, power-sum, separable,
   # transformed-target and wave seeds are phases of their own, after the paper's.
   assert [p["phase"] for p in phases] == [*timing.PHASES, "composite", "factor", "poly", "power",
-                                          "separable", "transform", "wave", "other"]
+                                          "power_sum", "separable", "transform", "wave", "other"]
   assert sum(float(p["share"]) for p in phases) == pytest.approx(1.0)
   assert all(0 <= float(p["share"]) <= 1 for p in phases)
   with open(tmp_path / "wall.csv") as f:
