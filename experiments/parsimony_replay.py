@@ -15,11 +15,10 @@ replayed answer ("as_found" holds the recorded one; `compare_runs.py` reads them
 --final_refit replays the step after it instead, `final_refit.refit` (the answer's free
 constants fitted on the training and validation rows), on each cell whose record holds no
 refit ("before_refit"; a replay of the step or of the long sums that changes an answer drops
-it): from the
-record's full-precision constants where they are the prefix's, else from the prefix's
-refitted on the training fold, its integers and halves held ("before_refit" holds the
-answer before it). For both, replay the
-parsimony step first and then the refit on its output.
+it): from the record's full-precision constants where they are the prefix's, else from the
+prefix's refitted on the training fold, its integers and halves held ("before_refit" holds
+the answer before it). For both, replay the parsimony step first and then the refit on its
+output.
 """
 
 from __future__ import annotations
@@ -147,8 +146,8 @@ def main(argv):
   out_path = compare_runs.new_file(FLAGS.out)
   recorded = compare_runs.read_cells(argv[1])
   replayed = {}
+  step = refit if FLAGS.final_refit else (lambda c: replay(c, FLAGS.again))
   for key, c in recorded.items():
-    step = refit if FLAGS.final_refit else (lambda c: replay(c, FLAGS.again))
     replayed[key] = after = compare_runs.replayed(argv[1], c, step)
     if after is not c:
       print(f"  {c['dataset']} (noise {c['noise']}): {_r2(c)} C {c['complexity']} "

@@ -191,10 +191,8 @@ def _inverse(name: str, sign: float, s: E.Node) -> E.Node:
   """sign * g^-1(s) for a target g of TARGETS."""
   if name == "identity":
     return s
-  if name == "square":
-    return transformed.inverse("square", sign, s)
-  if name == "reciprocal":
-    return transformed.inverse("reciprocal", sign, s)
+  if name in ("square", "reciprocal"):
+    return transformed.inverse(name, sign, s)
   if name == "reciprocal_square":
     return transformed.inverse("reciprocal", sign, E.op("sqrt", s))
   raise ValueError(f"unknown target {name!r}; choose from {TARGETS}")
