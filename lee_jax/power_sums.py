@@ -13,13 +13,14 @@ Marquardt moves (a, b) on what is left (`_fit`). It starts from the one-product 
 a and from a with one exponent moved by -2, -1, 1 or 2 for b (the sum's second product
 shares most of the first's variables: m0^-2 and m0^-2 v^2 c^-2), and stops at the first
 start that fits exactly. The exponents are rounded to halves (integers on a negative
-column) and to integers, the better kept, and the coefficients refitted by least squares.
+column) and to integers, the better kept (each at most power_law.MAX_EXPONENT in the law:
+twice that in y^2 or 1/y^2), and the coefficients refitted by least squares.
 Each target g(y) in y, y^2, 1/y and 1/y^2 (the last three where y keeps one sign up to
 noise, `transformed.one_sign`) is fitted with y's weights and with the delta method's, as
 the transformed seeds' targets are, and comes back as g's inverse of the sum; the search
-stops at the first exact fit. Like the
-transformed seeds they join the pool only where exact on the validation rows or above its
-best score: two free exponents fit many curves a little better than a law.
+stops at the first exact fit that rounds to a law. Like the transformed seeds they join
+the pool only where exact on the validation rows or above its best score: two free
+exponents fit many curves a little better than a law.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ EQUAL = 1e-9  # coefficients whose magnitudes differ by less than this share are
 MAX_COMPLEXITY = 32
 # The targets g(y) and their inverses; weights 1 / g'(y)^2 up to a constant (delta method).
 TARGETS = ("identity", "square", "reciprocal", "reciprocal_square")
+SQUARED = ("square", "reciprocal_square")  # targets whose sums hold the law's exponents twice
 
 
 def _design(L: np.ndarray, ab: np.ndarray) -> np.ndarray | None:
@@ -144,17 +146,18 @@ def _fit(L: np.ndarray, t: np.ndarray, w: np.ndarray) -> tuple[list[np.ndarray],
   return [x for _, _, x in ends[:ROUNDED]], False
 
 
-def _laws(X: np.ndarray, cols: list[int], ab: np.ndarray, t: np.ndarray, w: np.ndarray):
+def _laws(X: np.ndarray, cols: list[int], ab: np.ndarray, t: np.ndarray, w: np.ndarray,
+          max_exponent: float):
   """(weighted squared error, the rounded pair of power laws ({variable: exponent} twice)
   that fits t better, their least-squares coefficients); None where the two are one
-  product or do not fit."""
+  product, an exponent is above max_exponent, or they do not fit."""
   k = len(cols)
   sw = np.sqrt(w)
   best = None
   for step in (0.5, 1.0):
     pair = [power_law.rounded(X, cols, list(range(k)), ab[h * k:(h + 1) * k], step)
             for h in (0, 1)]
-    if pair[0] == pair[1] or max((abs(e) for p in pair for e in p.values()), default=0) > power_law.MAX_EXPONENT:
+    if pair[0] == pair[1] or max((abs(e) for p in pair for e in p.values()), default=0) > max_exponent:
       continue
     # The products themselves, with a negative column's sign (the fit's logs saw |x|, and
     # an odd power of a negative column flips the product's sign: power_law.rounded keeps
@@ -219,6 +222,9 @@ def power_sum_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = No
     L = np.log(np.abs(Xt[:, cols]))
     if len(t) < 2 * len(cols) + 2 or not np.isfinite(t).all():
       continue
+    # the law's own exponents stay within power_law.MAX_EXPONENT; y^2 doubles them
+    # (II.6.15a's r^-5 is r^-10 in y^2)
+    limit = power_law.MAX_EXPONENT * (2 if name in SQUARED else 1)
     # y's weights, then the delta method's: those find laws under noise, but their stress
     # on a few rows let both products merge into one on Friedmann's law at eps 0
     for wi in (w[rows], wt):
@@ -226,7 +232,10 @@ def power_sum_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = No
         continue
       wi = wi / wi.mean()
       ends, exact = _fit(L, t, wi)
-      found = [f for f in (_laws(Xt, cols, ab, t, wi) for ab in ends) if f is not None]
+      found = [f for f in (_laws(Xt, cols, ab, t, wi, limit) for ab in ends) if f is not None]
+      # an exact fit with no law in halves is a limit (ln x as (x^e - 1)/e, I.44.4), not a
+      # law: the other targets go on (II.6.15a's exact sum is of y^2)
+      exact = exact and bool(found)
       if found:
         _, (p1, p2), (c1, c2) = min(found, key=lambda f: f[0])
         if abs(abs(c1) - abs(c2)) <= EQUAL * max(abs(c1), abs(c2)):

@@ -75,6 +75,34 @@ def test_half_exponents():
   assert found and any(n.name == "sqrt" for f in found for n in E.walk(f))
 
 
+def test_exponents_of_a_squared_target_may_reach_twice_the_laws():
+  # II.6.15a's shape: x2 sqrt(x0^2 + x1^2) / x3^5 is exact only as a root of
+  # x0^2 x2^2 x3^-10 + x1^2 x2^2 x3^-10, whose x3^-10 is over power_law.MAX_EXPONENT
+  X = _rows(k=4)
+  y = X[:, 2] * np.sqrt(X[:, 0] ** 2 + X[:, 1] ** 2) / X[:, 3] ** 5
+  found = _exact(power_sums.power_sum_fits(X, y), X, y)
+  assert found and found[0].name == "sqrt"
+
+
+def test_an_exact_fit_that_rounds_to_no_law_does_not_end_the_search(monkeypatch):
+  # ln x fits exactly as (x^e - 1)/e with e -> 0 and rounds to one product twice: the
+  # targets after it must still be fitted (here the root's, y^2)
+  X = _rows(k=4)
+  y = np.sqrt(8.3776 * X[:, 0] * X[:, 1] - X[:, 2] * X[:, 3] ** 2 / 25.0)
+  fit = power_sums._fit
+  calls = []
+
+  def limit_first(L, t, w):
+    calls.append(len(calls))
+    if len(calls) == 1:  # "exact", at exponents that round to the same product twice
+      return [np.full(2 * L.shape[1], 1e-3)], True
+    return fit(L, t, w)
+
+  monkeypatch.setattr(power_sums, "_fit", limit_first)
+  found = _exact(power_sums.power_sum_fits(X, y), X, y)
+  assert len(calls) > 1 and found and found[0].name == "sqrt"
+
+
 def test_one_constant_in_both_products_is_one_constant():
   # II.21.32's shape: 1/y = 4 pi x0 - 4 pi x1 (x1 < x0); fitted apart the two 4 pi differ in
   # the last digits, and SymPy could not write 4 pi (x0 - x1)
