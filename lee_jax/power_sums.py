@@ -46,6 +46,8 @@ EQUAL = 1e-9  # coefficients whose magnitudes differ by less than this share are
 MAX_COMPLEXITY = 32
 # The targets g(y) and their inverses; weights 1 / g'(y)^2 up to a constant (delta method).
 TARGETS = ("identity", "square", "reciprocal", "reciprocal_square")
+# The model's 64 tokens less BOS and EOS: a longer seed cannot be scored (search "too_long").
+TOKENS = 62
 SQUARED = ("square", "reciprocal_square")  # targets whose sums hold the law's exponents twice
 
 
@@ -201,6 +203,21 @@ def _inverse(name: str, sign: float, s: E.Node) -> E.Node:
   raise ValueError(f"unknown target {name!r}; choose from {TARGETS}")
 
 
+def _sum_node(name: str, sign: float, pair, coefs) -> E.Node:
+  """sign * g^-1(c1 P1 + c2 P2) for the target g called name; where that is longer than
+  TOKENS, with the powers both products share written once outside the sum (II.6.15a's
+  root of p^2 z^2 (x^2 + y^2) / (eps^2 r^10) is 66 tokens as two products, 46 as one)."""
+  def tree(common):
+    terms = [power_law.power_node({v: e for v, e in p.items() if v not in common}, c, None)
+             for p, c in zip(pair, coefs)]
+    return _inverse(name, sign, power_law.times_power(E.op("add", *terms), common))
+
+  node = tree({})
+  if len(E.to_prefix(node)) <= TOKENS:
+    return node
+  return tree({v: e for v, e in pair[0].items() if pair[1].get(v) == e})
+
+
 def power_sum_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None) -> list[E.Node]:
   """For each target g(y) (`_targets`), g's inverse of the best sum of two power laws of
   g(y) (module docstring), fitted on the first ROWS rows. Empty when y is not finite, or no
@@ -242,9 +259,7 @@ def power_sum_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = No
           # one constant in two places, as a law has it (4 pi (1 - v/c) for 4 pi - 4 pi v/c):
           # equal in the tree, so SymPy writes it once
           c2 = float(np.copysign(abs(c1), c2))
-        s = E.op("add", power_law.power_node(p1, float(c1), None),
-                 power_law.power_node(p2, float(c2), None))
-        out.append(_inverse(name, sign, s))
+        out.append(_sum_node(name, sign, (p1, p2), (float(c1), float(c2))))
     if exact:  # the other targets can only add curve fits
       break
   return list({tuple(E.to_prefix(n)): n for n in out}.values())

@@ -84,6 +84,19 @@ def test_exponents_of_a_squared_target_may_reach_twice_the_laws():
   assert found and found[0].name == "sqrt"
 
 
+def test_a_sum_too_long_for_the_model_writes_its_shared_powers_once():
+  # II.6.15a itself: p z sqrt(x^2 + y^2) / (eps r^5) is 66 tokens as a root of two products
+  X = _rows(k=6)
+  y = X[:, 1] * X[:, 5] * np.sqrt(X[:, 3] ** 2 + X[:, 4] ** 2) / (X[:, 0] * X[:, 2] ** 5)
+  found = _exact(power_sums.power_sum_fits(X, y), X, y)
+  assert found and all(len(E.to_prefix(n)) <= 62 for n in found)  # 64 less BOS, EOS
+  # the shorter sums keep their two products (II.36.38's, above, and this one's)
+  X = _rows(k=3)
+  y = X[:, 0] ** 2 * X[:, 1] + 3.0 * X[:, 0] ** 2 / X[:, 2]
+  found = _exact(power_sums.power_sum_fits(X, y), X, y)
+  assert found and found[0].name == "add"
+
+
 def test_an_exact_fit_that_rounds_to_no_law_does_not_end_the_search(monkeypatch):
   # ln x fits exactly as (x^e - 1)/e with e -> 0 and rounds to one product twice: the
   # targets after it must still be fitted (here the root's, y^2)
