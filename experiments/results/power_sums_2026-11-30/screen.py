@@ -1,13 +1,15 @@
 """Which sets could the power-sum seeds change? For each cell of a record: the seeds on a
 500-row draw of the training fold, refitted on it, scored; flag when a seed's validation
 R2 is within 1e-6 of 1, or its score (r2_train - alpha C) is within 0.02 of the answer's
-(seeds over 24 nodes are not counted).
+(seeds over MAX_C nodes are not counted: 24 unless given; the search's own cap,
+power_sums.MAX_COMPLEXITY, is 32).
 
-    python experiments/results/power_sums_2026-11-30/screen.py RECORD.jsonl OUT.jsonl
+    python experiments/results/power_sums_2026-11-30/screen.py RECORD.jsonl OUT.jsonl [MAX_C]
 """
 import json, sys, time, numpy as np
 from lee_jax import datasets, power_sums, evaluate, fit, score, complexity
 out = open(sys.argv[2], "w")
+MAX_C = int(sys.argv[3]) if len(sys.argv) > 3 else 24
 for l in open(sys.argv[1]):
     c = json.loads(l)
     ds = datasets.load_dataset(c["dataset"]); p = datasets.split(ds.X, ds.y, c["seed"], c["noise"])
@@ -25,7 +27,7 @@ for l in open(sys.argv[1]):
             rv = score.r2(p.y_val, evaluate.evaluate_numpy(r.node, p.X_val))
             rte = score.r2(p.y_test, evaluate.evaluate_numpy(r.node, p.X_test))
         cx = complexity.complexity(r.node)
-        if cx > 24 or not np.isfinite(rv): continue
+        if cx > MAX_C or not np.isfinite(rv): continue
         sc = rt - 0.002 * cx
         if best is None or rv > best["r2_val"]:
             best = {"r2_val": rv, "r2_test": rte, "score": sc, "complexity": cx}
