@@ -17,7 +17,8 @@ column) and to integers, the better kept (each at most power_law.MAX_EXPONENT in
 twice that in y^2 or 1/y^2), and the coefficients refitted by least squares.
 Each target g(y) in y, y^2, 1/y and 1/y^2 (the last three where y keeps one sign up to
 noise, `transformed.one_sign`) is fitted with y's weights and with the delta method's, as
-the transformed seeds' targets are, and comes back as g's inverse of the sum; the search
+the transformed seeds' targets are, and comes back as g's inverse of the sum (with the
+powers both products share written once where the model's tokens need it); the search
 stops at the first exact fit that rounds to a law. Like the transformed seeds they join
 the pool only where exact on the validation rows or above its best score: two free
 exponents fit many curves a little better than a law.
@@ -203,10 +204,11 @@ def _inverse(name: str, sign: float, s: E.Node) -> E.Node:
   raise ValueError(f"unknown target {name!r}; choose from {TARGETS}")
 
 
-def _sum_node(name: str, sign: float, pair, coefs) -> E.Node:
+def _sum_node(name: str, sign: float, pair, coefs) -> E.Node | None:
   """sign * g^-1(c1 P1 + c2 P2) for the target g called name; where that is longer than
   TOKENS, with the powers both products share written once outside the sum (II.6.15a's
-  root of p^2 z^2 (x^2 + y^2) / (eps^2 r^10) is 66 tokens as two products, 46 as one)."""
+  root of p^2 z^2 (x^2 + y^2) / (eps^2 r^10) is 66 tokens as two products, 46 as one);
+  None where that is still too long (the search could only fit and drop it)."""
   def tree(common):
     terms = [power_law.power_node({v: e for v, e in p.items() if v not in common}, c, None)
              for p, c in zip(pair, coefs)]
@@ -215,7 +217,8 @@ def _sum_node(name: str, sign: float, pair, coefs) -> E.Node:
   node = tree({})
   if len(E.to_prefix(node)) <= TOKENS:
     return node
-  return tree({v: e for v, e in pair[0].items() if pair[1].get(v) == e})
+  node = tree({v: e for v, e in pair[0].items() if pair[1].get(v) == e})
+  return node if len(E.to_prefix(node)) <= TOKENS else None
 
 
 def power_sum_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None) -> list[E.Node]:
@@ -243,15 +246,16 @@ def power_sum_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = No
     # (II.6.15a's r^-5 is r^-10 in y^2)
     limit = power_law.MAX_EXPONENT * (2 if name in SQUARED else 1)
     # y's weights, then the delta method's: those find laws under noise, but their stress
-    # on a few rows let both products merge into one on Friedmann's law at eps 0
-    for wi in (w[rows], wt):
+    # on a few rows let both products merge into one on Friedmann's law at eps 0 (y itself
+    # has no other weights)
+    for wi in (w[rows],) if name == "identity" else (w[rows], wt):
       if exact or not (np.isfinite(wi).all() and wi.mean() > 0):
         continue
       wi = wi / wi.mean()
       ends, exact = _fit(L, t, wi)
       found = [f for f in (_laws(Xt, cols, ab, t, wi, limit) for ab in ends) if f is not None]
-      # an exact fit with no law in halves is a limit (ln x as (x^e - 1)/e, I.44.4), not a
-      # law: the other targets go on (II.6.15a's exact sum is of y^2)
+      # an exact fit with no law in halves within the limit is a limit itself (ln x as
+      # (x^e - 1)/e on I.44.4, exp as high powers on I.40.1), not a law: the other targets go on
       exact = exact and bool(found)
       if found:
         _, (p1, p2), (c1, c2) = min(found, key=lambda f: f[0])
@@ -259,7 +263,9 @@ def power_sum_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = No
           # one constant in two places, as a law has it (4 pi (1 - v/c) for 4 pi - 4 pi v/c):
           # equal in the tree, so SymPy writes it once
           c2 = float(np.copysign(abs(c1), c2))
-        out.append(_sum_node(name, sign, (p1, p2), (float(c1), float(c2))))
+        node = _sum_node(name, sign, (p1, p2), (float(c1), float(c2)))
+        if node is not None:
+          out.append(node)
     if exact:  # the other targets can only add curve fits
       break
   return list({tuple(E.to_prefix(n)): n for n in out}.values())
