@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.optimize
 
+from lee_jax import configs
 from lee_jax import expr as E
 from lee_jax import fit
 from lee_jax import power_law
@@ -47,8 +48,8 @@ EQUAL = 1e-9  # coefficients whose magnitudes differ by less than this share are
 MAX_COMPLEXITY = 32
 # The targets g(y) and their inverses; weights 1 / g'(y)^2 up to a constant (delta method).
 TARGETS = ("identity", "square", "reciprocal", "reciprocal_square")
-# The model's 64 tokens less BOS and EOS: a longer seed cannot be scored (search "too_long").
-TOKENS = 62
+# The model's tokens less BOS and EOS: a longer seed cannot be scored (search "too_long").
+MAX_TOKENS = configs.ModelConfig.max_len - 2
 SQUARED = ("square", "reciprocal_square")  # targets whose sums hold the law's exponents twice
 
 
@@ -181,16 +182,18 @@ def _laws(X: np.ndarray, cols: list[int], ab: np.ndarray, t: np.ndarray, w: np.n
 
 
 def _targets(y: np.ndarray, w: np.ndarray):
-  """(name, sign, rows, g(sign * y[rows]), weights) for each target y admits: y itself on
-  every row; y^2, 1/y (`transformed.targets`, with the delta method's weights) and 1/y^2
-  where y keeps one sign up to noise, on its rows."""
-  yield "identity", 1.0, np.ones(len(y), bool), y, w
+  """(name, sign, rows, g(sign * y[rows]), the weightings to fit it with) for each target y
+  admits: y itself on every row, with y's weights (the delta method's are the same); y^2,
+  1/y (`transformed.targets`) and 1/y^2 where y keeps one sign up to noise, on its rows,
+  with y's weights and then the delta method's: those find laws under noise, but their
+  stress on a few rows let both products merge into one on Friedmann's law at eps 0."""
+  yield "identity", 1.0, np.ones(len(y), bool), y, (w,)
   for name, sign, rows, t, wt in transformed.targets(y, w):
     if name in ("square", "reciprocal"):
-      yield name, sign, rows, t, wt
+      yield name, sign, rows, t, (w[rows], wt)
     if name == "reciprocal":  # 1/y^2, weighted w y^6 (1/y's w y^4 times y^2)
       with np.errstate(all="ignore"):
-        yield "reciprocal_square", sign, rows, t * t, wt / (t * t)
+        yield "reciprocal_square", sign, rows, t * t, (w[rows], wt / (t * t))
 
 
 def _inverse(name: str, sign: float, s: E.Node) -> E.Node:
@@ -206,7 +209,7 @@ def _inverse(name: str, sign: float, s: E.Node) -> E.Node:
 
 def _sum_node(name: str, sign: float, pair, coefs) -> E.Node | None:
   """sign * g^-1(c1 P1 + c2 P2) for the target g called name; where that is longer than
-  TOKENS, with the powers both products share written once outside the sum (II.6.15a's
+  MAX_TOKENS, with the powers both products share written once outside the sum (II.6.15a's
   root of p^2 z^2 (x^2 + y^2) / (eps^2 r^10) is 66 tokens as two products, 46 as one);
   None where that is still too long (the search could only fit and drop it)."""
   def tree(common):
@@ -215,10 +218,10 @@ def _sum_node(name: str, sign: float, pair, coefs) -> E.Node | None:
     return _inverse(name, sign, power_law.times_power(E.op("add", *terms), common))
 
   node = tree({})
-  if len(E.to_prefix(node)) <= TOKENS:
+  if len(E.to_prefix(node)) <= MAX_TOKENS:
     return node
   node = tree({v: e for v, e in pair[0].items() if pair[1].get(v) == e})
-  return node if len(E.to_prefix(node)) <= TOKENS else None
+  return node if len(E.to_prefix(node)) <= MAX_TOKENS else None
 
 
 def power_sum_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None) -> list[E.Node]:
@@ -237,7 +240,7 @@ def power_sum_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = No
     return []
   out = []
   exact = False
-  for name, sign, rows, t, wt in _targets(y, w):
+  for name, sign, rows, t, weightings in _targets(y, w):
     Xt = X[rows]
     L = np.log(np.abs(Xt[:, cols]))
     if len(t) < 2 * len(cols) + 2 or not np.isfinite(t).all():
@@ -245,10 +248,7 @@ def power_sum_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = No
     # the law's own exponents stay within power_law.MAX_EXPONENT; y^2 doubles them
     # (II.6.15a's r^-5 is r^-10 in y^2)
     limit = power_law.MAX_EXPONENT * (2 if name in SQUARED else 1)
-    # y's weights, then the delta method's: those find laws under noise, but their stress
-    # on a few rows let both products merge into one on Friedmann's law at eps 0 (y itself
-    # has no other weights)
-    for wi in (w[rows],) if name == "identity" else (w[rows], wt):
+    for wi in weightings:
       if exact or not (np.isfinite(wi).all() and wi.mean() > 0):
         continue
       wi = wi / wi.mean()
