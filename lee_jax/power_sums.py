@@ -17,8 +17,9 @@ column) and to integers, the better kept (each at most power_law.MAX_EXPONENT in
 twice that in y^2 or 1/y^2), and the coefficients refitted by least squares.
 Each target g(y) in y, y^2, 1/y and 1/y^2 (the last three where y keeps one sign up to
 noise, `transformed.one_sign`) is fitted with y's weights and with the delta method's, as
-the transformed seeds' targets are, and comes back as g's inverse of the sum (with the
-powers both products share written once where the model's tokens need it); the search
+the transformed seeds' targets are, and comes back as g's inverse of the sum (of y^2 or
+1/y^2 also with the powers both products share out of the root at half their exponent;
+those written once where the model's tokens need it); the search
 stops at the first exact fit that rounds to a law. Like the transformed seeds they join
 the pool only where exact on the validation rows or above its best score: two free
 exponents fit many curves a little better than a law.
@@ -207,21 +208,54 @@ def _inverse(name: str, sign: float, s: E.Node) -> E.Node:
   raise ValueError(f"unknown target {name!r}; choose from {TARGETS}")
 
 
-def _sum_node(name: str, sign: float, pair, coefs) -> E.Node | None:
-  """sign * g^-1(c1 P1 + c2 P2) for the target g called name; where that is longer than
-  MAX_TOKENS, with the powers both products share written once outside the sum (II.6.15a's
-  root of p^2 z^2 (x^2 + y^2) / (eps^2 r^10) is 66 tokens as two products, 46 as one);
-  None where that is still too long (the search could only fit and drop it)."""
-  def tree(common):
-    terms = [power_law.power_node({v: e for v, e in p.items() if v not in common}, c, None)
-             for p, c in zip(pair, coefs)]
-    return _inverse(name, sign, power_law.times_power(E.op("add", *terms), common))
+def _without(p: dict[int, float], q: dict[int, float]) -> dict[int, float]:
+  """The power law p / q (q's variables a subset of p's), zero exponents dropped."""
+  return {v: e - q.get(v, 0.0) for v, e in p.items() if e != q.get(v, 0.0)}
 
-  node = tree({})
-  if len(E.to_prefix(node)) <= MAX_TOKENS:
-    return node
-  node = tree({v: e for v, e in pair[0].items() if pair[1].get(v) == e})
-  return node if len(E.to_prefix(node)) <= MAX_TOKENS else None
+
+def _outside(name: str, pair, positive: set[int]) -> dict[int, float]:
+  """The powers both products share (of each variable in both with one sign, the smaller)
+  that can leave the root of a squared target: y^2's at half their exponent, 1/y^2's at
+  minus half (sqrt(r^-10 S) = r^-5 sqrt(S)), where that half is a power `power_law` writes
+  (whole or half) and equals sqrt(x^e): on a positive column, or an even half on any.
+  Shorter (I.10.7 is m0 / sqrt(1 - v^2 c^-2), not 1 / sqrt(m0^-2 - m0^-2 v^2 c^-2)), and
+  in float32's range (XLA flushes values below its normals to 0): r^-10 alone is a normal
+  for r in [1.4e-4, 6.2e3], r^-5 in [2e-8, 3.8e7]. Empty for the other targets."""
+  if name not in SQUARED:
+    return {}
+  p, q = pair
+  shared = {v: min(e, q[v], key=abs) for v, e in p.items() if v in q and e * q[v] > 0}
+  return {v: e for v, e in shared.items() if e == round(e) and (v in positive or e % 4 == 0)}
+
+
+def _sum_nodes(name: str, sign: float, pair, coefs, positive: set[int] = frozenset()) -> list[E.Node]:
+  """sign * g^-1(c1 P1 + c2 P2) for the target g called name; for a squared target also
+  with the shared powers out of its root (`_outside`; positive: the columns that are),
+  first: both, as SymPy writes one or the other shorter (test_5's 2 pi / sqrt(G (m1 + m2) /
+  d^3) is a node shorter than 2 pi d^1.5 / (sqrt(G) sqrt(m1 + m2))), and the search's ties
+  go to the shorter. Where one is longer than MAX_TOKENS, with the powers both products
+  still share whole written once outside the sum (II.6.15a's root of p^2 z^2 (x^2 + y^2) /
+  (eps^2 r^10) was 66 tokens as two products); left out where that is still too long
+  (the search could only fit and drop it)."""
+  side = 1.0 if name == "square" else -1.0
+
+  def tree(taken, common):
+    terms = [power_law.power_node(_without(p, {**taken, **common}), c, None)
+             for p, c in zip(pair, coefs)]
+    inner = _inverse(name, sign, power_law.times_power(E.op("add", *terms), common))
+    return power_law.times_power(inner, {v: side * e / 2 for v, e in taken.items()})
+
+  def within_tokens(taken):
+    node = tree(taken, {})
+    if len(E.to_prefix(node)) <= MAX_TOKENS:
+      return node
+    rest = [_without(p, taken) for p in pair]
+    node = tree(taken, {v: e for v, e in rest[0].items() if rest[1].get(v) == e})
+    return node if len(E.to_prefix(node)) <= MAX_TOKENS else None
+
+  taken = _outside(name, pair, positive)
+  nodes = [within_tokens(taken)] + ([within_tokens({})] if taken else [])
+  return [n for n in nodes if n is not None]
 
 
 def power_sum_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None) -> list[E.Node]:
@@ -242,6 +276,7 @@ def power_sum_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = No
   exact = False
   for name, sign, rows, t, weightings in _targets(y, w):
     Xt = X[rows]
+    positive = {i for i in cols if (Xt[:, i] > 0).all()}
     L = np.log(np.abs(Xt[:, cols]))
     if len(t) < 2 * len(cols) + 2 or not np.isfinite(t).all():
       continue
@@ -263,9 +298,7 @@ def power_sum_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = No
           # one constant in two places, as a law has it (4 pi (1 - v/c) for 4 pi - 4 pi v/c):
           # equal in the tree, so SymPy writes it once
           c2 = float(np.copysign(abs(c1), c2))
-        node = _sum_node(name, sign, (p1, p2), (float(c1), float(c2)))
-        if node is not None:
-          out.append(node)
+        out.extend(_sum_nodes(name, sign, (p1, p2), (float(c1), float(c2)), positive))
     if exact:  # the other targets can only add curve fits
       break
   return list({tuple(E.to_prefix(n)): n for n in out}.values())

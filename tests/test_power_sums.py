@@ -4,6 +4,7 @@ import pytest
 from lee_jax import evaluate
 from lee_jax import expr as E
 from lee_jax import power_sums
+from lee_jax import program
 
 
 def _rows(n=300, k=3, seed=0, low=1.0, high=5.0):
@@ -21,6 +22,12 @@ def _exact(nodes, X, y):
   return out
 
 
+def _root_holds(node):
+  """The variables under the tree's first square root."""
+  root = next(n for n in E.walk(node) if n.name == "sqrt")
+  return E.variables_used(root)
+
+
 def test_two_power_laws_of_y_itself():
   # II.36.38's shape: x0 x1 / x2 + 0.5 x0 / (x2 x3^2)
   X = _rows(k=4)
@@ -36,10 +43,11 @@ def test_the_relativistic_mass_under_its_reciprocal_root():
   X = np.stack([m0, v, c], axis=1)
   y = m0 / np.sqrt(1 - v ** 2 / c ** 2)
   found = _exact(power_sums.power_sum_fits(X, y), X, y)
-  assert found and found[0].name == "div"  # 1 / sqrt(S)
+  assert found and _root_holds(found[0]) == {1, 2}  # m0 / sqrt(S): m0 out of the root
+  assert any(_root_holds(n) == {0, 1, 2} for n in found)  # and 1 / sqrt(S), SymPy's pick
   # and negated where y is negative
   neg = _exact(power_sums.power_sum_fits(X, -y), X, -y)
-  assert neg and neg[0].name == "neg"
+  assert neg and any(n.name == "neg" for n in E.walk(neg[0]))
 
 
 def test_a_root_of_two_power_laws():
@@ -91,7 +99,27 @@ def test_exponents_of_a_squared_target_may_reach_twice_the_laws():
   X = _rows(k=4)
   y = X[:, 2] * np.sqrt(X[:, 0] ** 2 + X[:, 1] ** 2) / X[:, 3] ** 5
   found = _exact(power_sums.power_sum_fits(X, y), X, y)
-  assert found and found[0].name == "sqrt"
+  assert found and any(n.name == "sqrt" for n in E.walk(found[0]))
+
+
+def test_shared_powers_leave_the_root_and_keep_it_in_float32():
+  # II.6.15a at r in [2e3, 1e4]: in the root, r^-10 falls below float32's normals (XLA
+  # flushes it to 0); out of it, r^-5 does not
+  X = _rows(k=4)
+  X[:, 3] *= 2000.0
+  y = X[:, 2] * np.sqrt(X[:, 0] ** 2 + X[:, 1] ** 2) / X[:, 3] ** 5
+  found = _exact(power_sums.power_sum_fits(X, y), X, y)
+  assert found and _root_holds(found[0]) == {0, 1}
+  y32 = program.evaluate(found[:1], X)[0]
+  assert np.max(np.abs(y32 - y) / y) < 1e-5
+  # a negative column leaves the root only at an even half: sqrt(x^4 S) = x^2 sqrt(S), but
+  # sqrt(x^2 S) is |x| sqrt(S)
+  X = _rows(k=3)
+  X[:, 0] = -X[:, 0]
+  root = np.sqrt(X[:, 1] ** 2 + 2.0 * X[:, 2])
+  for y, holds in ((X[:, 0] ** 2 * root, {1, 2}), (np.abs(X[:, 0]) * root, {0, 1, 2})):
+    found = _exact(power_sums.power_sum_fits(X, y), X, y)
+    assert found and _root_holds(found[0]) == holds
 
 
 def test_a_sum_too_long_for_the_model_writes_its_shared_powers_once():
