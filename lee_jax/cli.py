@@ -109,11 +109,26 @@ def fail(message: str) -> NoReturn:
   sys.exit(EXIT_BAD_INPUT)
 
 
+# absl's help flags (and -h, which absl does not know and argparse users type)
+HELP_FLAGS = ("help", "helpshort", "helpfull", "helpxml", "?")
+
+
+def _asks_for_help(argv: list[str]) -> bool:
+  return any(a.startswith("-") and a.lstrip("-").split("=")[0] in HELP_FLAGS for a in argv[1:])
+
+
 def _parse_flags(argv: list[str]) -> list[str]:
+  argv = [argv[0]] + ["--help" if a == "-h" else a for a in argv[1:]]
   try:
     return flags.FLAGS(argv)
   except flags.Error as e:  # a bad flag value is bad input too
     fail(str(e).splitlines()[0])
+  except SystemExit as e:
+    # absl exits 1 once it has printed the help it was asked for; asking is no failure
+    # (argparse, PySR's CLI and scripts that check `--help` expect 0)
+    if e.code == 1 and _asks_for_help(argv):
+      sys.exit(0)
+    raise
 
 
 def run(main: Callable[[list[str]], None], *errors: type[Exception], positional: int = 0) -> None:

@@ -1,6 +1,8 @@
 """lee_jax/cli.py: output paths checked before the work, as one-line errors."""
 
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -101,3 +103,12 @@ def test_a_folder_the_failed_block_created_goes_only_while_empty(tmp_path):
           (d / "checkpoint").write_text("kept")
         raise ValueError("refused")
     assert d.is_dir() == stays
+
+
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_help_is_printed_and_exits_0(flag):
+  # absl exits 1 after its help (and knows no -h): a script checking `--help` took it as failed
+  r = subprocess.run([sys.executable, "-m", "lee_jax.infer", flag], capture_output=True, text=True,
+                     timeout=120)
+  assert r.returncode == 0, r.stderr
+  assert "--dataset" in r.stdout and "Try --helpfull" in r.stdout
