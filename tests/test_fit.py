@@ -258,7 +258,25 @@ def test_snapping_removes_dead_terms_and_unit_factors_only():
   # the same law in other units snaps the same: with y near 1e-12 the NMSE's fixed floor of
   # 1e-12 was most of y's variance, and every term went (3e-12 x0 + 1e-12 x1^2 -> 0)
   assert snapped("3e-12*x0 + 1e-12*x1**2") == [3e-12, 1e-12]
-  assert sorted(snapped("1.0000001e-12*x0*x1 - 1.783e-22*x0 + 1e-12*x1")) == [1e-12, 1.0000001e-12]
+  # (its 1.0000001e-12 is not near a whole number, but near the other constant, as 1.0000001
+  # and 1 are)
+  assert snapped("1.0000001e-12*x0*x1 - 1.783e-22*x0 + 1e-12*x1") == [1e-12, 1e-12]
+
+
+def test_one_constant_fitted_apart_in_two_places_is_one():
+  # I.13.4's m (u^2 + v^2 + w^2) / 2 as 0.5 m u^2 + 0.5000000002 m v^2 + ...: SymPy could not
+  # write 0.5 once (18 nodes for 13)
+  rng = np.random.default_rng(3)
+  X = rng.uniform(1, 5, (300, 3))
+  def snapped(text):
+    node = _tree(text)
+    return E.constants(fit.snap(node, X, evaluate.evaluate_numpy(node, X)))
+  c = snapped("0.5*x0*x1**2 + 0.5000000002*x0*x2**2 - 0.4999999998*x0")
+  assert len(c) == 3 and len({abs(v) for v in c}) == 1 and sorted(np.sign(c)) == [-1, 1, 1]
+  assert sorted(snapped("2.7182*x1 - 2.71820003*x2")) in ([-2.7182, 2.7182], [-2.71820003, 2.71820003])
+  # constants a measurable way apart stay apart
+  assert sorted(snapped("0.5*x0*x1**2 + 0.5002*x0*x2**2")) == [0.5, 0.5002]
+  assert sorted(snapped("3.3*x0 + 3.3004*x1")) == [3.3, 3.3004]
 
 
 def test_subsampled_lm_polishes_to_the_all_rows_fit():
