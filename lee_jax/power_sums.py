@@ -289,16 +289,19 @@ def power_sum_fits(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = No
       wi = wi / wi.mean()
       ends, exact = _fit(L, t, wi)
       found = [f for f in (_laws(Xt, cols, ab, t, wi, limit) for ab in ends) if f is not None]
-      # an exact fit with no law in halves within the limit is a limit itself (ln x as
-      # (x^e - 1)/e on I.44.4, exp as high powers on I.40.1), not a law: the other targets go on
-      exact = exact and bool(found)
+      nodes = []
       if found:
         _, (p1, p2), (c1, c2) = min(found, key=lambda f: f[0])
         if abs(abs(c1) - abs(c2)) <= EQUAL * max(abs(c1), abs(c2)):
           # one constant in two places, as a law has it (4 pi (1 - v/c) for 4 pi - 4 pi v/c):
           # equal in the tree, so SymPy writes it once
           c2 = float(np.copysign(abs(c1), c2))
-        out.extend(_sum_nodes(name, sign, (p1, p2), (float(c1), float(c2)), positive))
+        nodes = _sum_nodes(name, sign, (p1, p2), (float(c1), float(c2)), positive)
+        out.extend(nodes)
+      # an exact fit with no law in halves within the limit is a limit itself (ln x as
+      # (x^e - 1)/e on I.44.4, exp as high powers on I.40.1), not a law, and a law over the
+      # model's tokens is no seed: the other targets go on
+      exact = exact and bool(nodes)
     if exact:  # the other targets can only add curve fits
       break
   return list({tuple(E.to_prefix(n)): n for n in out}.values())

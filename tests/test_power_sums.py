@@ -163,6 +163,19 @@ def test_an_exact_fit_that_rounds_to_no_law_does_not_end_the_search(monkeypatch)
   assert len(calls) > 1 and found and found[0].name == "sqrt"
 
 
+def test_an_exact_law_too_long_for_the_model_does_not_end_the_search(monkeypatch):
+  # II.36.38's shape is exact as y itself; with a token cap it cannot meet, that law is no
+  # seed, and y^2, 1/y and 1/y^2 must still be fitted
+  X = _rows(k=4)
+  y = X[:, 0] * X[:, 1] / X[:, 2] + 0.5 * X[:, 0] / (X[:, 2] * X[:, 3] ** 2)
+  fit, calls = power_sums._fit, []
+  monkeypatch.setattr(power_sums, "_fit", lambda *a: calls.append(1) or fit(*a))
+  assert _exact(power_sums.power_sum_fits(X, y), X, y) and len(calls) == 1
+  calls.clear()
+  monkeypatch.setattr(power_sums, "MAX_TOKENS", 8)
+  assert power_sums.power_sum_fits(X, y) == [] and len(calls) > 1
+
+
 def test_one_constant_in_both_products_is_one_constant():
   # II.21.32's shape: 1/y = 4 pi x0 - 4 pi x1 (x1 < x0); fitted apart the two 4 pi differ in
   # the last digits, and SymPy could not write 4 pi (x0 - x1)
