@@ -117,8 +117,25 @@ def _asks_for_help(argv: list[str]) -> bool:
   return any(a.startswith("-") and a.lstrip("-").split("=")[0] in HELP_FLAGS for a in argv[1:])
 
 
+def _takes_value(arg: str) -> bool:
+  """Whether arg is a flag given without `=` whose value is the next argument."""
+  name = arg.lstrip("-")
+  return (arg.startswith("-") and "=" not in arg and name in flags.FLAGS
+          and not flags.FLAGS[name].boolean)
+
+
+def _help_alias(argv: list[str]) -> list[str]:
+  """argv with a -h of its own read as --help: not after `--`, nor as a flag's value."""
+  out = list(argv[:1])
+  for i, a in enumerate(argv[1:], 1):
+    if a == "--":
+      return out + argv[i:]
+    out.append("--help" if a == "-h" and not _takes_value(argv[i - 1]) else a)
+  return out
+
+
 def _parse_flags(argv: list[str]) -> list[str]:
-  argv = [argv[0]] + ["--help" if a == "-h" else a for a in argv[1:]]
+  argv = _help_alias(argv)
   try:
     return flags.FLAGS(argv)
   except flags.Error as e:  # a bad flag value is bad input too

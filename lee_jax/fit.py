@@ -214,7 +214,8 @@ def fit_constants(node: E.Node, X: np.ndarray, y: np.ndarray, max_iter: int,
 # --- snapping a fitted formula: negligible terms, near-integer constants ---------------------
 
 SNAP_TOL = 1e-9  # NMSE (a fraction of the target's variance) all of a node's snaps may cost
-SNAP_NEAR = 1e-4  # constants tried: |c| <= this (-> 0), or this close, relatively, to an integer
+SNAP_NEAR = 1e-4  # constants tried: |c| <= this (-> 0), or this close, relatively, to an
+# integer or to an earlier constant's magnitude
 
 
 def without_one_term(node: E.Node):
@@ -270,6 +271,8 @@ def snap(node: E.Node, X: np.ndarray, y: np.ndarray, weights: np.ndarray | None 
   # later set to the earlier's magnitude, so SymPy writes it once (I.13.4's m (u^2 + v^2 +
   # w^2) / 2, 13 nodes, not 18)
   for i, v in enumerate(values):
+    if float(v).is_integer():  # a whole number (snapped just above, perhaps) stays one
+      continue
     same = next((u for u in values[:i] if u and abs(u) != abs(v)
                  and abs(abs(v) - abs(u)) <= SNAP_NEAR * abs(u)), None)
     if same is not None:

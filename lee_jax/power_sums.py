@@ -214,10 +214,11 @@ def _without(p: dict[int, float], q: dict[int, float]) -> dict[int, float]:
 
 
 def _outside(name: str, pair, positive: set[int]) -> dict[int, float]:
-  """The powers both products share (of each variable in both with one sign, the smaller)
-  that can leave the root of a squared target: y^2's at half their exponent, 1/y^2's at
-  minus half (sqrt(r^-10 S) = r^-5 sqrt(S)), where that half is a power `power_law` writes
-  (whole or half) and equals sqrt(x^e): on a positive column, or an even half on any.
+  """The powers both products share (of each variable in both with one sign, the exponent
+  smaller in magnitude) that can leave the root of a squared target: y^2's at half their
+  exponent (sqrt(r^-10 S) = r^-5 sqrt(S)), 1/y^2's at minus half, where that half is a
+  power `power_law` writes (whole or half) and equals sqrt(x^e): on a positive column (on
+  the fitted rows, as half exponents assume), or an even half on any.
   Shorter (I.10.7 is m0 / sqrt(1 - v^2 c^-2), not 1 / sqrt(m0^-2 - m0^-2 v^2 c^-2)), and
   in float32's range (XLA flushes values below its normals to 0): r^-10 alone is a normal
   for r in [1.4e-4, 6.2e3], r^-5 in [2e-8, 3.8e7]. Empty for the other targets."""
@@ -228,13 +229,14 @@ def _outside(name: str, pair, positive: set[int]) -> dict[int, float]:
   return {v: e for v, e in shared.items() if e == round(e) and (v in positive or e % 4 == 0)}
 
 
-def _sum_nodes(name: str, sign: float, pair, coefs, positive: set[int] = frozenset()) -> list[E.Node]:
+def _sum_nodes(name: str, sign: float, pair, coefs, positive: frozenset[int] | set[int] = frozenset()
+               ) -> list[E.Node]:
   """sign * g^-1(c1 P1 + c2 P2) for the target g called name; for a squared target also
   with the shared powers out of its root (`_outside`; positive: the columns that are),
   first: both, as SymPy writes one or the other shorter (test_5's 2 pi / sqrt(G (m1 + m2) /
   d^3) is a node shorter than 2 pi d^1.5 / (sqrt(G) sqrt(m1 + m2))), and the search's ties
   go to the shorter. Where one is longer than MAX_TOKENS, with the powers both products
-  still share whole written once outside the sum (II.6.15a's root of p^2 z^2 (x^2 + y^2) /
+  still hold with equal exponents written once outside the sum (II.6.15a's root of p^2 z^2 (x^2 + y^2) /
   (eps^2 r^10) was 66 tokens as two products); left out where that is still too long
   (the search could only fit and drop it)."""
   side = 1.0 if name == "square" else -1.0

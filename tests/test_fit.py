@@ -277,6 +277,10 @@ def test_one_constant_fitted_apart_in_two_places_is_one():
   # constants a measurable way apart stay apart
   assert sorted(snapped("0.5*x0*x1**2 + 0.5002*x0*x2**2")) == [0.5, 0.5002]
   assert sorted(snapped("3.3*x0 + 3.3004*x1")) == [3.3, 3.3004]
+  # a whole number stays whole: 1.0000001 x1 snaps to x1, not to the 1.00008 beside it (which
+  # costs nothing measurable where x0 spans 1-500 and x1 1-5)
+  X[:, 0] *= 100.0
+  assert snapped("1.00008*x0 + 1.0000001*x1") == [1.00008, 1.0]
 
 
 def test_subsampled_lm_polishes_to_the_all_rows_fit():
