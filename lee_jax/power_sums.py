@@ -213,7 +213,7 @@ def _without(p: dict[int, float], q: dict[int, float]) -> dict[int, float]:
   return {v: e - q.get(v, 0.0) for v, e in p.items() if e != q.get(v, 0.0)}
 
 
-def _outside(name: str, pair, positive: set[int]) -> dict[int, float]:
+def _outside(name: str, pair, positive: set[int] | frozenset[int]) -> dict[int, float]:
   """The powers both products share (of each variable in both with one sign, the exponent
   smaller in magnitude) that can leave the root of a squared target: y^2's at half their
   exponent (sqrt(r^-10 S) = r^-5 sqrt(S)), 1/y^2's at minus half, where that half is a
@@ -229,16 +229,16 @@ def _outside(name: str, pair, positive: set[int]) -> dict[int, float]:
   return {v: e for v, e in shared.items() if e == round(e) and (v in positive or e % 4 == 0)}
 
 
-def _sum_nodes(name: str, sign: float, pair, coefs, positive: frozenset[int] | set[int] = frozenset()
-               ) -> list[E.Node]:
+def _sum_nodes(name: str, sign: float, pair, coefs,
+               positive: set[int] | frozenset[int] = frozenset()) -> list[E.Node]:
   """sign * g^-1(c1 P1 + c2 P2) for the target g called name; for a squared target also
   with the shared powers out of its root (`_outside`; positive: the columns that are),
   first: both, as SymPy writes one or the other shorter (test_5's 2 pi / sqrt(G (m1 + m2) /
   d^3) is a node shorter than 2 pi d^1.5 / (sqrt(G) sqrt(m1 + m2))), and the search's ties
   go to the shorter. Where one is longer than MAX_TOKENS, with the powers both products
-  still hold with equal exponents written once outside the sum (II.6.15a's root of p^2 z^2 (x^2 + y^2) /
-  (eps^2 r^10) was 66 tokens as two products); left out where that is still too long
-  (the search could only fit and drop it)."""
+  still hold with equal exponents written once outside the sum (II.6.15a's root of p^2 z^2
+  (x^2 + y^2) / (eps^2 r^10) was 66 tokens as two products); left out where that is still
+  too long (the search could only fit and drop it)."""
   side = 1.0 if name == "square" else -1.0
 
   def tree(taken, common):

@@ -116,7 +116,8 @@ def test_help_is_printed_and_exits_0(flag):
 
 def test_a_lone_dash_h_reads_as_help_but_not_as_a_value_or_after_a_double_dash():
   assert cli._help_alias(["p", "-h"]) == ["p", "--help"]
-  assert cli._help_alias(["p", "--logtostderr", "-h"]) == ["p", "--logtostderr", "--help"]  # boolean
+  # after a boolean flag, and after a flag's value given with =
+  assert cli._help_alias(["p", "--logtostderr", "-h"]) == ["p", "--logtostderr", "--help"]
   assert cli._help_alias(["p", "--verbosity", "-h"]) == ["p", "--verbosity", "-h"]  # its value
   assert cli._help_alias(["p", "--verbosity=1", "-h"]) == ["p", "--verbosity=1", "--help"]
   assert cli._help_alias(["p", "--", "-h"]) == ["p", "--", "-h"]
