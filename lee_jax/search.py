@@ -433,14 +433,16 @@ class Round:
     (I.10.7 at eps 0.01: m0 / sqrt(1 - v^2/c^2), test R2 0.999995, lost to a Taylor
     polynomial, 0.99986, that was worse on validation too)."""
     short = [c for c in self._score_apart(nodes, origin) if c.complexity <= cap]
-    joins = [c for c in short if c.score > above or (exact > 0 and c.r2_val >= 1 - exact)]
-    self.pool.merge(joins)
+    best = pool_lib.best_by_val(self.pool.entries + self.floor)  # before these join
+    self.pool.merge([c for c in short if c.score > above or (exact > 0 and c.r2_val >= 1 - exact)])
     if keep_exact and exact > 0:
       self.floor = self.floor + [c for c in short if c.r2_val >= 1 - exact]
-    rest = [c for c in short if not any(c is j for j in joins)]
-    best = pool_lib.best_by_val(self.pool.entries + self.floor)
-    top = max(rest, key=lambda c: c.r2_val, default=None)
-    if significant and top is not None and best is not None and self._beats_on_validation(top, best):
+    # (one that joined on its score can be evicted by a better score later: III.4.32's 12-node
+    # c1 T kb / (h omega) + c2, validation R2 0.999997, lost to the 8-node power law, 0.9987)
+    top = max((c for c in short if not (exact > 0 and c.r2_val >= 1 - exact)),
+              key=lambda c: c.r2_val, default=None)
+    if (significant and top is not None and best is not None
+        and self._beats_on_validation(top, best)):
       self.pool.merge([top])
       self.floor = self.floor + [top]
 
