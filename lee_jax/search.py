@@ -428,21 +428,23 @@ class Round:
     that would win on validation R2) whose score is above `above` or whose validation R2 is
     within `exact` of 1; keep_exact: those also join the floor (answer candidates the pool
     cannot evict). significant: so does the best of the others on validation where its
-    errors there are below every candidate's by more than chance (`_beats_on_validation`):
+    errors there are below the pool champion's by more than chance (`_beats_on_validation`):
     under noise a law is never exact, and its 15-25 nodes score below a shorter curve fit
     (I.10.7 at eps 0.01: m0 / sqrt(1 - v^2/c^2), test R2 0.999995, lost to a Taylor
     polynomial, 0.99986, that was worse on validation too)."""
     short = [c for c in self._score_apart(nodes, origin) if c.complexity <= cap]
-    best = pool_lib.best_by_val(self.pool.entries + self.floor)  # before these join
+    champ = self.pool.champion()  # before these join
     self.pool.merge([c for c in short if c.score > above or (exact > 0 and c.r2_val >= 1 - exact)])
     if keep_exact and exact > 0:
       self.floor = self.floor + [c for c in short if c.r2_val >= 1 - exact]
-    # (one that joined on its score can be evicted by a better score later: III.4.32's 12-node
-    # c1 T kb / (h omega) + c2, validation R2 0.999997, lost to the 8-node power law, 0.9987)
+    # Against the pool's champion, which its scores prefer, not its best on validation: a
+    # candidate there can still be evicted by a better score (III.4.32's 12-node c1 T kb /
+    # (h omega) + c2, validation R2 0.999997, was in the pool from the power-law seeds and
+    # lost to their 10-node power law, 0.9987, which the rounds kept)
     top = max((c for c in short if not (exact > 0 and c.r2_val >= 1 - exact)),
               key=lambda c: c.r2_val, default=None)
-    if (significant and top is not None and best is not None
-        and self._beats_on_validation(top, best)):
+    if (significant and top is not None and champ is not None
+        and self._beats_on_validation(top, champ)):
       self.pool.merge([top])
       self.floor = self.floor + [top]
 
