@@ -21,8 +21,10 @@ the transformed seeds' targets are, and comes back as g's inverse of the sum (of
 1/y^2 also with the powers both products share out of the root at half their exponent;
 those written once where the model's tokens need it); the search
 stops at the first exact fit that rounds to a law. Like the transformed seeds they join
-the pool only where exact on the validation rows or above its best score: two free
-exponents fit many curves a little better than a law.
+the pool only where exact on the validation rows or above its best score (two free
+exponents fit many curves a little better than a law), or, the best of them on
+validation, where its errors there are below the pool champion's beyond chance
+(`search.Round._beats_on_validation`: a law under noise).
 """
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ NEGLIGIBLE = 1e-6  # a product whose part of t (weighted norm) is below this sha
 EQUAL = 1e-9  # coefficients whose magnitudes differ by less than this share are one
 # Longer seeds stay out of the pool. Two products of up to 8 variables: I.10.7 under its
 # reciprocal root is 20 nodes, test_6's root 25, II.36.38's sum 26; an inexact seed joins
-# only above the pool's best score, so it pays for its nodes.
+# above the pool's best score, so it pays for its nodes, or beating its champion on
+# validation beyond chance.
 MAX_COMPLEXITY = 32
 # The targets g(y) and their inverses; weights 1 / g'(y)^2 up to a constant (delta method).
 TARGETS = ("identity", "square", "reciprocal", "reciprocal_square")

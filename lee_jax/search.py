@@ -91,7 +91,7 @@ class RoundResult:
   champion_ids: list[np.ndarray | None] = dataclasses.field(default_factory=list)
   timed_out: bool = False  # stopped at the trial's time limit before its iterations ran out
   # The fitted floor (the baselines: the mean, a line in each variable; poly_floor's seeds;
-  # exact power-sum seeds):
+  # exact power-sum seeds, and one better on validation than the champion beyond chance):
   # the equation table's simplest rows, also when the pool evicted them.
   floor: list[pool_lib.Candidate] = dataclasses.field(default_factory=list)
 
@@ -113,8 +113,9 @@ class _Timer:
     return _Ctx()
 
 
-# A seed that is neither exact nor above the pool's best score still joins where its squared
-# errors on the validation rows are below the best candidate's by this many standard errors
+# A power-sum seed that is neither exact nor above the pool's best score still joins (and the
+# floor) where its squared errors on the validation rows are below the pool champion's by
+# this many standard errors
 # (a paired t statistic; `Round._beats_on_validation`), on at least VAL_MIN_ROWS rows, and
 # its mean squared error there by at least VAL_SHARE.
 VAL_T = 3.0
@@ -156,7 +157,7 @@ class Round:
     self.history: list[tuple[int, float, float]] = []
     self.champion_ids: list[np.ndarray | None] = []
     self.iterative_best: pool_lib.Candidate | None = None
-    self.floor: list[pool_lib.Candidate] = []  # the fitted baselines, kept out of pool eviction
+    self.floor: list[pool_lib.Candidate] = []  # answer candidates kept out of pool eviction
     # Candidates whose complexity is still being computed (cfg.overlap): (entering rows, the
     # complexity job, origin, iteration), and their keys.
     self.pending: tuple | None = None
@@ -429,7 +430,7 @@ class Round:
     within `exact` of 1; keep_exact: those also join the floor (answer candidates the pool
     cannot evict). significant: so does the best of the others on validation where its
     errors there are below the pool champion's by more than chance (`_beats_on_validation`):
-    under noise a law is never exact, and its 15-25 nodes score below a shorter curve fit
+    under noise a law is never exact, and its 13-25 nodes score below a shorter curve fit
     (I.10.7 at eps 0.01: m0 / sqrt(1 - v^2/c^2), test R2 0.999995, lost to a Taylor
     polynomial, 0.99986, that was worse on validation too)."""
     short = [c for c in self._score_apart(nodes, origin) if c.complexity <= cap]
@@ -450,20 +451,22 @@ class Round:
 
   def _beats_on_validation(self, c: pool_lib.Candidate, best: pool_lib.Candidate) -> bool:
     """Whether c's squared errors on the validation rows are below best's by more than
-    chance, a paired t statistic over the rows (weighted) above VAL_T, and by at least
+    chance, a paired t statistic over the rows above VAL_T (with row weights: the weighted
+    mean's standard error, and the rows counted as (sum w)^2 / sum w^2), and by at least
     VAL_SHARE of best's mean. A law under noise passes on a few hundred rows; a curve that
     fits 8 rows of a small table a little better does not (228_elusage: validation R2 0.696
-    against 0.682, test 0.798 against 0.830), nor the same law with other constants."""
+    against 0.682, test 0.798 against 0.830)."""
     X, y = np.asarray(self.data.X_val, np.float64), np.asarray(self.data.y_val, np.float64)
     w = np.ones(len(y)) if self.data.w_val is None else np.asarray(self.data.w_val, np.float64)
     with np.errstate(all="ignore"):
-      d = ((evaluate.evaluate_numpy(best.node, X) - y) ** 2
-           - (evaluate.evaluate_numpy(c.node, X) - y) ** 2)
-      if len(d) < VAL_MIN_ROWS or not np.isfinite(d).all():
+      e_best = (evaluate.evaluate_numpy(best.node, X) - y) ** 2
+      d = e_best - (evaluate.evaluate_numpy(c.node, X) - y) ** 2
+      rows = w.sum() ** 2 / np.sum(w * w)
+      if not rows >= VAL_MIN_ROWS or not np.isfinite(d).all():
         return False
-      mean = np.average(d, weights=w)
-      spread = np.sqrt(np.average((d - mean) ** 2, weights=w) / len(d))
-      share = mean / np.average((evaluate.evaluate_numpy(best.node, X) - y) ** 2, weights=w)
+      mean = np.sum(w * d) / w.sum()
+      spread = np.sqrt(np.sum(w * w * (d - mean) ** 2)) / w.sum()  # = sd / sqrt(n) unweighted
+      share = mean / (np.sum(w * e_best) / w.sum())
       return bool(mean > VAL_T * spread and share >= VAL_SHARE)
 
   def _score_apart(self, nodes, origin: str) -> list[pool_lib.Candidate]:

@@ -666,6 +666,30 @@ def test_a_power_sum_better_on_validation_by_more_than_chance_joins_under_noise(
   assert not power_sums_kept()[1]
 
 
+def test_the_validation_test_needs_enough_rows_counting_their_weights():
+  from types import SimpleNamespace
+
+  from lee_jax import pool as pool_lib
+  rng = np.random.default_rng(0)
+  X = rng.uniform(1, 2, (100, 1))
+  y = 2.0 * X[:, 0] + rng.normal(0, 0.1, 100)
+  law, off = (pool_lib.Candidate(node=E.from_prefix(t.split()), ids=None, consts=None,
+                                 r2_train=0.0, r2_val=0.0, complexity=3, score=0.0,
+                                 origin="test", iteration=0)
+              for t in ("mul + 2 . 0 0 e + 0 0 x0",
+                        "add mul + 2 . 0 0 e + 0 0 x0 + 1 . 0 0 e - 0 1"))
+  def beats(w=None, rows=100):
+    r = SimpleNamespace(data=search.SearchData(X, y, X[:rows], y[:rows], w_val=w))
+    return search.Round._beats_on_validation(r, law, off)
+  assert beats() and not search.Round._beats_on_validation(
+      SimpleNamespace(data=search.SearchData(X, y, X, y)), off, law)
+  assert not beats(rows=search.VAL_MIN_ROWS - 1)
+  # 3 rows holding nearly all the weight count as ~3 rows, not 100
+  w = np.full(100, 1e-6)
+  w[:3] = 1.0
+  assert not beats(w=w)
+
+
 def test_factored_seeds_join_the_pool_and_win_a_feynman_law(eng):
   X = np.random.default_rng(7).uniform(1, 5, (300, 5))
   # Feynman I.13.12, G m1 m2 (1/r2 - 1/r1): changes sign, and no other seed carries 5 factors
