@@ -115,9 +115,8 @@ class _Timer:
 
 # A power-sum seed that is neither exact nor above the pool's best score still joins (and the
 # floor) where its squared errors on the validation rows are below the pool champion's by
-# this many standard errors
-# (a paired t statistic; `Round._beats_on_validation`), on at least VAL_MIN_ROWS rows, and
-# its mean squared error there by at least VAL_SHARE.
+# this many standard errors (a paired t statistic; `Round._beats_on_validation`), on at
+# least VAL_MIN_ROWS rows, and its mean squared error there by at least VAL_SHARE.
 VAL_T = 3.0
 VAL_MIN_ROWS = 30
 VAL_SHARE = 0.1
