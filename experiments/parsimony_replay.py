@@ -19,6 +19,11 @@ it): from the record's full-precision constants where they are the prefix's, els
 prefix's refitted on the training fold, its integers and halves held ("before_refit" holds
 the answer before it). For both, replay the parsimony step first and then the refit on its
 output.
+
+--rewrite replays the trial's last step instead, `rewrite.shortest` (the answer in the form
+of fewest SymPy nodes with its values on the training and validation rows), on each cell's
+answer with the record's full-precision constants ("rewritten_from" holds the answer before
+it).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import numpy as np
 from absl import flags
 
 from lee_jax import cli
+from lee_jax import complexity
 from lee_jax import configs
 from lee_jax import datasets
 from lee_jax import final_refit
@@ -34,6 +40,7 @@ from lee_jax import expr as E
 from lee_jax import fit
 from lee_jax import parsimony
 from lee_jax import pool as pool_lib
+from lee_jax import rewrite
 from lee_jax import score
 from lee_jax import search
 from lee_jax import trial
@@ -51,6 +58,8 @@ def _define_flags() -> None:  # here, not at import: the tests import this besid
   flags.DEFINE_bool("final_refit", False, "Instead of the parsimony step, refit each answer's "
                     "constants on the training and validation rows (final_refit.py), in cells "
                     "whose record holds no refit.")
+  flags.DEFINE_bool("rewrite", False, "Instead, write each answer in its shortest form "
+                    "(rewrite.py, the trial's last step).")
 
 
 def replay(cell: dict, again: bool = False) -> dict:
@@ -93,20 +102,7 @@ def refit(cell: dict) -> dict:
   if not cell.get("found") or not cell.get("prefix") or "before_refit" in cell:
     return cell
   ds, p, data = _folds(cell)
-  tokens = cell["prefix"].split()
-  node = E.from_prefix(tokens)
-  consts = cell.get("constants") or []
-  if len(consts) == len(E.constants(node)) and E.to_prefix(E.with_constants(node, consts)) == tokens:
-    node = E.with_constants(node, consts)  # the answer's own constants
-  else:  # (a replay's answer: the prefix's 3 digits, fitted again on the training fold, an
-    # integer or half there held as the step holds one: 1.00 is a law's 1 far more often
-    # than a fitted 1.002)
-    X, y, _ = parsimony.rows(data.X_train, data.y_train, None, cell["seed"])
-    node = fit.fit_constants(node, X, y, 200, free=parsimony.free_mask(node)).node
-  found = _candidate(cell, node)
-  probe_points = cell["search"].get("probe_points", configs.SearchConfig.probe_points)
-  guard = parsimony.pole_guard(data, probe_points, cell["seed"])
-  alpha = cell["search"].get("alpha", configs.SearchConfig.alpha)
+  found, guard, alpha = _answer(cell, data)
   refitted, _ = final_refit.refit(found, data, alpha, cell["seed"], guard)
   if refitted is found:
     return cell
@@ -117,6 +113,52 @@ def refit(cell: dict) -> dict:
              r2_val=cell["r2_val"], r2_train=refitted.r2_train,
              constants=[float(v) for v in E.constants(refitted.node)])
   return out
+
+
+def rewritten(cell: dict) -> dict:
+  """The cell's record with its answer in its shortest form (`rewrite.shortest`, the trial's
+  last step), "rewritten_from" holding the answer before; cells it does not shorten as they
+  are."""
+  if not cell.get("found") or not cell.get("prefix"):
+    return cell
+  ds, p, data = _folds(cell)
+  names = E.formula_names(ds.feature_names)
+  found, guard, alpha = _answer(cell, data, names)
+  shorter = rewrite.shortest(found, data, alpha, guard)
+  if shorter is found:
+    return cell
+  out = dict(cell)
+  out["rewritten_from"] = {k: cell.get(k) for k in ANSWER}
+  out.update(trial.candidate_summary(shorter, p.X_test, p.y_test, names),
+             r2_val=cell["r2_val"], constants=[float(v) for v in E.constants(shorter.node)])
+  return out
+
+
+def _answer(cell: dict, data, names=None):
+  """(the cell's answer as a Candidate, the trial's pole guard, alpha): the record's
+  full-precision constants where they are the prefix's, else (a replay's answer, or a record
+  older than them) refitted on the training fold from 3 or 4 digits, integers and halves held
+  (1.00 is a law's 1 far more often than a fitted 1.002): from the prefix's, or with `names`
+  (the columns' formula names) from the printed expression's where SymPy counts it as the
+  record does (it tells a noisy 2.001 from a law's 2, which the prefix's 2.00 does not)."""
+  tokens = cell["prefix"].split()
+  node = E.from_prefix(tokens)
+  consts = cell.get("constants") or []
+  if len(consts) == len(E.constants(node)) and E.to_prefix(E.with_constants(node, consts)) == tokens:
+    node = E.with_constants(node, consts)  # the answer's own constants
+  else:
+    if names is not None:
+      try:
+        printed = E.from_sympy(E.parse_formula(cell["expression"], names), names)
+        if complexity.complexity(printed) == cell["complexity"]:
+          node = printed
+      except (ValueError, TypeError, SyntaxError):  # (beyond LEE's operators)
+        pass
+    X, y, _ = parsimony.rows(data.X_train, data.y_train, None, cell["seed"])
+    node = fit.fit_constants(node, X, y, 200, free=parsimony.free_mask(node)).node
+  probe_points = cell["search"].get("probe_points", configs.SearchConfig.probe_points)
+  guard = parsimony.pole_guard(data, probe_points, cell["seed"])
+  return _candidate(cell, node), guard, cell["search"].get("alpha", configs.SearchConfig.alpha)
 
 
 def _folds(cell: dict):
@@ -143,10 +185,13 @@ def _r2(cell: dict) -> str:
 def main(argv):
   if len(argv) != 2:
     raise ValueError("usage: parsimony_replay.py RESULTS.jsonl [--out=FILE]")
+  if FLAGS.final_refit and FLAGS.rewrite:
+    raise ValueError("--final_refit and --rewrite replay different steps: pass one")
   out_path = compare_runs.new_file(FLAGS.out)
   recorded = compare_runs.read_cells(argv[1])
   replayed = {}
-  step = refit if FLAGS.final_refit else (lambda c: replay(c, FLAGS.again))
+  step = (refit if FLAGS.final_refit else rewritten if FLAGS.rewrite
+          else (lambda c: replay(c, FLAGS.again)))
   for key, c in recorded.items():
     replayed[key] = after = compare_runs.replayed(argv[1], c, step)
     if after is not c:

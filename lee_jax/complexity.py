@@ -147,6 +147,16 @@ def simplify(expr: sympy.Expr, seconds: float = SIMPLIFY_SECONDS, light: bool = 
     return expr  # SymPy gives up on some decoder output in these ways too
 
 
+def within(fn, seconds: float | None = None):
+  """fn() under the simplification's time guard (SIMPLIFY_SECONDS unless given; main thread
+  only: elsewhere it just runs); None if it runs over (SymPy's factor of a long sum can take
+  minutes too)."""
+  try:
+    return _guarded(fn, SIMPLIFY_SECONDS if seconds is None else seconds)
+  except _Timeout:
+    return None
+
+
 def build(node: E.Node, names=None, seconds: float | None = None) -> sympy.Expr:
   """E.to_sympy under the guard; if SymPy's construction-time evaluation runs over, the
   same tree built unevaluated (instant; printing and LaTeX still work)."""

@@ -309,7 +309,8 @@ class SearchConfig:
   # dropped, constants fixed at an integer or a small half, a function the rows see straight
   # replaced by its line; the rest refitted) while the information criterion (BIC) on its
   # training rows falls: under noise 0.948 d1 d2 / (0.949 d1 n + 0.936 d2 - 0.0012 d1 d2)
-  # becomes d1 d2 / (d1 n + d2) (parsimony.py).
+  # becomes d1 d2 / (d1 n + d2) (parsimony.py). Last, after the final refit, the answer is
+  # written in its fewest nodes among forms with its values on the rows (rewrite.py).
   parsimony: bool = False
   # Our addition (False = the paper): the answer's free constants are fitted once more on the
   # training and validation rows together, once the validation rows have chosen it

@@ -118,8 +118,10 @@ _PARSIMONY = flags.DEFINE_bool("parsimony", None,
                                "The answer steps to simpler variants (a summand dropped, "
                                "constants fixed at an integer or a small half, a function the "
                                "rows see straight replaced by its line; the rest refitted) "
-                               "while BIC on its training rows falls; --noparsimony = the answer "
-                               "as found, the paper (default: the preset's).")
+                               "while BIC on its training rows falls, and is written in its "
+                               "fewest nodes (the same values on the rows: sqrt(a)*sqrt(b) as "
+                               "sqrt(a*b)); --noparsimony = the answer as found, the paper "
+                               "(default: the preset's).")
 _FINAL_REFIT = flags.DEFINE_bool("final_refit", None,
                                  "Once the validation rows have chosen the answer, its free "
                                  "constants are fitted again on the training and validation "

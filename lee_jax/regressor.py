@@ -108,7 +108,8 @@ class LEERegressor:
       validation R2 pays for its extra nodes, 0 = never, the paper; parsimony: the answer
       steps to simpler variants (a summand dropped, constants fixed at an integer or a
       small half, a function the rows see straight replaced by its line) while BIC on its
-      training rows falls, False = the paper; final_refit: once the validation rows have
+      training rows falls, and is written in its fewest nodes (the same values on the rows:
+      sqrt(a) sqrt(b) as sqrt(a b)), False = the paper; final_refit: once the validation rows have
       chosen the answer, its free constants are fitted again on the training and
       validation rows together, False = the paper (the training rows' fit); simplify:
       'light' ranks candidates by SymPy's simplify without its trig passes, 'full' as the

@@ -12,6 +12,8 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "experiments"))
 import parsimony_replay  # noqa: E402
 
+from lee_jax import expr as E  # noqa: E402
+
 
 def _cell(prefix, expression, complexity, **search):
   # Feynman II.27.18 (epsilon Ef^2) at eps 0.1, as a sweep without the step recorded it
@@ -66,6 +68,24 @@ def test_the_final_refit_fits_the_answer_on_both_folds_from_its_own_constants():
   assert again["expression"] == "Ef**2*epsilon" and "before_refit" not in again
 
 
+def test_the_rewrite_writes_the_answer_shorter_from_what_was_printed():
+  # Feynman I.47.23, sqrt(gamma pr / rho), as the search wrote it (10 nodes for 8)
+  cell = dict(_cell("div mul sqrt x0 sqrt x1 sqrt x2", "sqrt(gamma_)*sqrt(pr)/sqrt(rho)", 10),
+              dataset="feynman_I_47_23", noise=0.0, r2_test=1.0)
+  out = parsimony_replay.rewritten(cell)
+  assert out["expression"] == "sqrt(gamma_*pr/rho)" and out["complexity"] == 8
+  assert out["rewritten_from"]["complexity"] == 10 and out["r2_test"] == pytest.approx(1.0)
+  assert out["r2_val"] == cell["r2_val"] and parsimony_replay.rewritten(out) is out
+  # a record without its constants starts from the printed ones where SymPy counts them as
+  # recorded: a noisy 1.002 stays fitted, where the prefix's 1.00 reads as a law's 1
+  noisy = _cell("mul + 1 . 0 0 e + 0 0 mul x0 sq x1", "1.002*Ef**2*epsilon", 6)
+  ds, _, data = parsimony_replay._folds(noisy)
+  held = parsimony_replay._answer(noisy, data)[0].node
+  printed = parsimony_replay._answer(noisy, data, E.formula_names(ds.feature_names))[0].node
+  assert E.constants(held) == [1.0] and E.constants(printed) != [1.0]
+  assert E.constants(printed) == pytest.approx([1.0], abs=0.05)
+
+
 def test_cli_prints_both_and_writes_the_replayed_cells(tmp_path):
   src = tmp_path / "results.jsonl"
   src.write_text(json.dumps(_cell("mul + 1 . 0 2 e + 0 0 mul x0 sq x1", "1.02*Ef**2*epsilon", 6)) + "\n")
@@ -91,6 +111,8 @@ def test_cli_refuses_a_record_it_cannot_replay_and_an_out_it_cannot_write(tmp_pa
   r = run()  # once a KeyError traceback
   assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
   assert "cell 'strogatz_lv1' (noise 0.0, trial 0) is not a record srbench.py writes" in r.stderr
+  r = run("--rewrite", "--final_refit")
+  assert r.returncode == 2 and "pass one" in r.stderr and r.stderr.count("\n") == 1
   r = run(f"--out={tmp_path / 'no' / 'x.jsonl'}")  # checked before the replay, not after it
   assert r.returncode == 2 and "directory" in r.stderr and "does not exist" in r.stderr
   src.write_text("")
