@@ -117,15 +117,16 @@ def refit(cell: dict) -> dict:
 
 def rewritten(cell: dict) -> dict:
   """The cell's record with its answer in its shortest form (`rewrite.shortest`, the trial's
-  last step), "rewritten_from" holding the answer before; cells it does not shorten as they
-  are."""
+  last step), "rewritten_from" holding the answer before; cells it does not make shorter
+  than recorded as they are (a record without its constants starts from their printed
+  digits: a form its own count says is shorter may be the recorded count)."""
   if not cell.get("found") or not cell.get("prefix"):
     return cell
   ds, p, data = _folds(cell)
   names = E.formula_names(ds.feature_names)
   found, guard, alpha = _answer(cell, data, names)
   shorter = rewrite.shortest(found, data, alpha, guard)
-  if shorter is found:
+  if shorter is found or shorter.complexity >= cell["complexity"]:
     return cell
   out = dict(cell)
   out["rewritten_from"] = {k: cell.get(k) for k in ANSWER}
