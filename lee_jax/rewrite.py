@@ -17,6 +17,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import itertools
+import threading
 
 import numpy as np
 import sympy
@@ -112,8 +113,6 @@ REWRITES = {
     "logs": _each(sympy.Add, _combine_logs),
     "log_flip": _each(sympy.log, lambda g: -sympy.log(1 / g.args[0])),  # -x log(a/b): x log(b/a)
     "squares": _each(sympy.Add, _complete_squares),
-    "abs": _each(sympy.Abs, lambda a: a.args[0]),  # where the argument is >= 0 on every row
-    "-abs": _each(sympy.Abs, lambda a: -a.args[0]),  # ... or <= 0
     "sin_half": _each(sympy.cos, _half_angle(1)),
     "cos_half": _each(sympy.cos, _half_angle(-1)),
     # SymPy's own, which simplify weighs by operations: a constant out of a sum
@@ -126,10 +125,47 @@ REWRITES = {
 }
 
 
-def forms(expr: sympy.Expr):
-  """(name, form) of each rewrite that changes expr, each under the simplification's time
-  limit (SymPy's factor can take long on a long sum): those that run over are left out."""
-  for name, fn in REWRITES.items():
+# SymPy's polynomial rewrites expand: on a cube of a 5-term sum factor ran past 3 minutes
+# unguarded, cancel's 4,421-node expansion of a 21-token answer overflows the recursion of
+# LEE's trees. They run on the main thread only (where the time guard works) and on
+# expressions of at most SYMPY_NODES nodes (the Feynman answers have up to ~31; a black-box
+# long sum 60 and more, where a constant out of a sum is one node of many).
+EXPANDING = ("factor", "cancel", "together")
+SYMPY_NODES = 40
+
+
+def without_abs(expr: sympy.Expr, X: np.ndarray) -> sympy.Expr:
+  """expr with each |u| whose u keeps one sign on the rows X written as u (u >= 0 on every
+  row where it is finite) or -u (u <= 0); the others stay. Judged on u itself: on the
+  answer's values a dropped |x0| beside exp(x1) ~ 1e13 would be within rounding."""
+  swap = {}
+  for a in expr.atoms(sympy.Abs):
+    try:
+      with np.errstate(all="ignore"):
+        u = evaluate.evaluate_numpy(E.from_sympy(a.args[0]), X)
+    except (ValueError, TypeError, RecursionError):
+      continue
+    u = u[np.isfinite(u)]
+    if u.size and np.all(u >= 0):
+      swap[a] = a.args[0]
+    elif u.size and np.all(u <= 0):
+      swap[a] = -a.args[0]
+  return expr.xreplace(swap)
+
+
+def forms(expr: sympy.Expr, X: np.ndarray | None = None):
+  """(name, form) of each rewrite that changes expr (with X, the rows: also |u| dropped
+  where they allow, `without_abs`), each under the simplification's time limit: those
+  that run over are left out, as are the expanding ones where it cannot hold
+  (EXPANDING)."""
+  guarded = threading.current_thread() is threading.main_thread()
+  small = complexity.node_count(expr) <= SYMPY_NODES
+  rewrites = dict(REWRITES)
+  if X is not None:
+    rewrites["abs"] = lambda e: without_abs(e, X)
+  for name, fn in rewrites.items():
+    if name in EXPANDING and not (guarded and small):
+      continue
     try:
       form = complexity.within(lambda: fn(expr))
     except (TypeError, ValueError, ZeroDivisionError, RecursionError, MemoryError,
@@ -159,18 +195,22 @@ def shortest_tree(node: E.Node, X: np.ndarray, bounded=None) -> tuple[E.Node, li
   for _ in range(PASSES):
     found = None
     expr = complexity.simplify(complexity.build(best))
-    for name, form in forms(expr):
+    for name, form in forms(expr, X):
+      # (a form twice the size is no shorter one: an expansion, whose deep tree would
+      # overflow the recursion of the steps below)
+      if complexity.node_count(form) > 2 * complexity.node_count(expr):
+        continue
       try:
-        tree = E.from_sympy(form)
-      except (ValueError, TypeError, RecursionError):  # beyond LEE's operators: x**0.86
-        continue
-      cx = complexity.complexity(tree)
-      if cx >= (size if found is None else found[1]):
-        continue
-      with np.errstate(all="ignore"):
-        if not same_values(values, evaluate.evaluate_numpy(tree, X)):
+        tree = E.from_sympy(form)  # ValueError: beyond LEE's operators (x**0.86)
+        with np.errstate(all="ignore"):  # (the values first: they cost no SymPy)
+          if not same_values(values, evaluate.evaluate_numpy(tree, X)):
+            continue
+        cx = complexity.complexity(tree)
+        if cx >= (size if found is None else found[1]):
           continue
-      if bounded is not None and not bounded(tree):
+        if bounded is not None and not bounded(tree):
+          continue
+      except (ValueError, TypeError, RecursionError):
         continue
       found = (tree, cx, name)
     if found is None:
