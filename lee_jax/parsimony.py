@@ -252,9 +252,18 @@ def _same_but_shorter(form: E.Node, node: E.Node, X: np.ndarray) -> bool:
   if len(form) >= len(node):
     return False
   with np.errstate(all="ignore"):
-    a, b = evaluate.evaluate_numpy(node, X), evaluate.evaluate_numpy(form, X)
+    return same_values(evaluate.evaluate_numpy(node, X), evaluate.evaluate_numpy(form, X))
+
+
+def same_values(a: np.ndarray, b: np.ndarray) -> bool:
+  """b equals a on every row where a is finite (a rounding difference apart: rtol 1e-9,
+  atol 1e-12 of a's largest there), and finite there. (Where a is not, b may be: sqrt(a b)
+  is defined where sqrt(a) sqrt(b) is not; an answer is finite on every row it was chosen
+  on.)"""
   ok = np.isfinite(a)
-  return bool(ok.any() and np.allclose(b[ok], a[ok], rtol=1e-9, atol=1e-12 * np.abs(a[ok]).max()))
+  if not ok.any() or not np.all(np.isfinite(b[ok])):
+    return False
+  return bool(np.allclose(b[ok], a[ok], rtol=1e-9, atol=1e-12 * np.abs(a[ok]).max()))
 
 
 def pole_guard(data, probe_points: int, seed: int):

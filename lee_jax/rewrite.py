@@ -26,11 +26,12 @@ from lee_jax import complexity
 from lee_jax import evaluate
 from lee_jax import expr as E
 from lee_jax import final_refit
+from lee_jax import parsimony
 from lee_jax import pool as pool_lib
 from lee_jax import score
 
 PASSES = 3  # rewrites of a rewrite (roots merged, then an |x| dropped): at most this deep
-RTOL = 1e-9  # values agree to this share (and 1e-12 of the largest): a rounding difference
+RTOL = 1e-9  # constants this close (as a share) are one: a square's or a log group's
 
 
 def _each(kind, fn):
@@ -175,17 +176,6 @@ def forms(expr: sympy.Expr, X: np.ndarray | None = None):
       yield name, form
 
 
-def same_values(a: np.ndarray, b: np.ndarray) -> bool:
-  """b equals a on every row where a is finite (a rounding difference apart), and finite
-  there. (Where a is not, b may be: sqrt(a b) is defined where sqrt(a) sqrt(b) is not; an
-  answer is finite on every row it was chosen on.)"""
-  ok = np.isfinite(a)
-  if not ok.any() or not np.all(np.isfinite(b[ok])):
-    return False
-  scale = np.abs(a[ok]).max()
-  return bool(np.allclose(b[ok], a[ok], rtol=RTOL, atol=1e-12 * scale))
-
-
 def shortest_tree(node: E.Node, X: np.ndarray, bounded=None) -> tuple[E.Node, list[str]]:
   """(the tree of fewest SymPy nodes among node and its rewrites, rewrites of those up to
   PASSES deep, with node's values on the rows X; the names of the rewrites taken)."""
@@ -203,7 +193,7 @@ def shortest_tree(node: E.Node, X: np.ndarray, bounded=None) -> tuple[E.Node, li
       try:
         tree = E.from_sympy(form)  # ValueError: beyond LEE's operators (x**0.86)
         with np.errstate(all="ignore"):  # (the values first: they cost no SymPy)
-          if not same_values(values, evaluate.evaluate_numpy(tree, X)):
+          if not parsimony.same_values(values, evaluate.evaluate_numpy(tree, X)):
             continue
         cx = complexity.complexity(tree)
         if cx >= (size if found is None else found[1]):
