@@ -26,6 +26,7 @@ from lee_jax import engine as engine_lib
 from lee_jax import jsonl
 from lee_jax import score
 from lee_jax import search
+from lee_jax import solution
 from lee_jax import trial
 from lee_jax import weights
 
@@ -267,6 +268,10 @@ def run_cell(sweep: Sweep, model: Model | None, cfg: configs.SearchConfig, cell:
       rep = trial.report(res, p.X_test, p.y_test, data, ds.feature_names)
       rep.pop("rounds", None)  # per-round detail stays out of the sweep table
       row.update(rep)
+      # SRBench's symbolic solution (a set with a known law): after the trial, untimed
+      verdict = solution.of_report(rep, ds.feature_names, ds.formula)
+      if verdict is not None:
+        row["symbolic_solution"] = verdict
   except Exception as e:  # noqa: BLE001 -- a sweep records a broken cell and goes on
     row.update({"found": False, "error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
                 "traceback": traceback.format_exc(limit=3)})
@@ -337,7 +342,7 @@ def summary(rows: list[dict]) -> str:
   for r in rows:
     by[(r["group"], r["noise"])].append(r)
   lines = [f"{'group':<9} {'noise':>5} {'cells':>5} {'found':>5} {'errors':>6} {'R2_test':>8} "
-           f"{'median':>7} {'cmplx':>6} {'wall_s':>7}  failures"]
+           f"{'median':>7} {'cmplx':>6} {'wall_s':>7} {'solved':>7}  failures"]
   for (group, noise), rs in sorted(by.items()):
     found = [r for r in rs if r.get("found")]
     # every cell, one without a test R2 (nothing found, NaN predictions) as 0: as
@@ -350,8 +355,15 @@ def summary(rows: list[dict]) -> str:
         f"{group:<9} {noise:>5g} {len(rs):>5} {len(found):>5} {sum('error' in r for r in rs):>6} "
         f"{np.mean(r2) if r2 else float('nan'):>8.4f} {np.median(r2) if r2 else float('nan'):>7.4f} "
         f"{np.mean([r['complexity'] for r in found]) if found else float('nan'):>6.1f} "
-        f"{np.mean([r.get('wall_time_s', 0) for r in rs]):>7.1f}  {dict(fails)}")
+        f"{np.mean([r.get('wall_time_s', 0) for r in rs]):>7.1f} {_solved(rs):>7}  {dict(fails)}")
   return "\n".join(lines)
+
+
+def _solved(rows: list[dict]) -> str:
+  """SRBench's symbolic solutions among the cells checked (`k/n`; "-" where none was: a
+  black-box group, a peer, or cells from before the check)."""
+  checked = [r["symbolic_solution"] for r in rows if isinstance(r.get("symbolic_solution"), dict)]
+  return f"{sum(bool(v.get('solution')) for v in checked)}/{len(checked)}" if checked else "-"
 
 
 def _log(i, n, cell, row, t0) -> None:

@@ -148,16 +148,17 @@ def _parse_flags(argv: list[str]) -> list[str]:
     raise
 
 
-def run(main: Callable[[list[str]], None], *errors: type[Exception], positional: int = 0) -> None:
+def run(main: Callable[[list[str]], None], *errors: type[Exception],
+        positional: int | None = 0) -> None:
   """app.run(main) where the given exception types become `error: ...` and exit 2.
 
-  positional: how many non-flag arguments main takes (more is bad input).
+  positional: how many non-flag arguments main takes (more is bad input; None: any number).
   """
 
   def guarded(argv):
     # Orbax and grain log every save/restore at INFO; users want the program's own output.
     logging.set_verbosity(logging.WARNING)
-    if len(argv) > 1 + positional:
+    if positional is not None and len(argv) > 1 + positional:
       fail(f"unexpected arguments: {' '.join(argv[1 + positional:])}")
     try:  # a malformed $LEE_JAX_CPU_THREADS fails here, not when the search's workers start
       threads = cpu_threads.requested(None)

@@ -27,6 +27,7 @@ from lee_jax import fit
 from lee_jax import plot_result
 from lee_jax import progress as progress_lib
 from lee_jax import search
+from lee_jax import solution
 from lee_jax import trial as trial_lib
 from lee_jax import weights
 
@@ -271,6 +272,10 @@ def print_trial(rep: dict, names) -> None:
   if "before_refit" in rep:  # final_refit.py: val above is the held-out R2 from before it
     print(f"constants refitted on the training and validation rows; on the training rows "
           f"alone: {rep['before_refit']['expression']}")
+  if "symbolic_solution" in rep:  # solution.py: SRBench's check against the known law
+    v = rep["symbolic_solution"]
+    print(f"SRBench symbolic solution of the known law: {'yes' if v['solution'] else 'no'} "
+          f"({v['reason']})")
   if rep["equations"]:
     print("equations (best validation R2 at each complexity):")
     for e in rep["equations"]:
@@ -341,6 +346,9 @@ def main(argv):
         # the columns this trial read (plot_result draws it again from them)
         **({"features": list(ds.feature_names)} if ds.selected is not None else {})},
         w_test=weights_of(ds, parts.test_index))
+    verdict = solution.of_report(rep, ds.feature_names, ds.formula)  # a set with a known law
+    if verdict is not None:
+      rep["symbolic_solution"] = verdict
     reports.append(rep)
     if out_path is not None:  # after every trial, so a long run keeps what it finished (first:
       # nothing after it can lose the trial)

@@ -32,6 +32,7 @@ from lee_jax import expr as E
 from lee_jax import progress as progress_lib
 from lee_jax import score
 from lee_jax import search
+from lee_jax import solution
 from lee_jax import trial as trial_lib
 
 
@@ -484,6 +485,16 @@ class LEERegressor:
     if path is not None:
       plot_result.save(fig, plot_result.check_path(path, overwrite=True))
     return fig
+
+  def symbolic_solution(self, law: str, index: int | None = None) -> dict:
+    """SRBench's verdict on the best expression (or equations_[index]) against a known law
+    written over the columns' names (or their names as sympy() prints them): a solution
+    when the two differ by a constant or their ratio is one, floats rounded to 3 decimals
+    (`lee_jax/solution.py`). {'solution': bool, 'reason', 'difference', 'ratio'}."""
+    node = self._node(index)  # NotFittedError before fit
+    names = [str(n) for n in self.feature_names_in_]
+    found = solution.model(node, [names[i] for i in self.selected_features_])
+    return solution.check(found, solution.law(law, names)).as_dict()
 
   def jax(self, index: int | None = None) -> dict:
     """{'callable': f, 'parameters': p}: f(X, p) -> y in JAX (jit-, grad-, vmap-able), p the

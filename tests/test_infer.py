@@ -25,6 +25,8 @@ def test_quick_start_command_finds_a_formula_with_the_shipped_model():
   assert m, r.stdout
   assert all(float(v) <= 1.0 for v in m.groups()[:3]) and int(m[4]) >= 1
   assert "equations (best validation R2 at each complexity):" in r.stdout
+  # a shipped set with a law: SRBench's verdict on the answer against it
+  assert re.search(r"SRBench symbolic solution of the known law: (yes|no) \(", r.stdout)
 
 
 @pytest.mark.slow
@@ -37,6 +39,7 @@ def test_user_table_with_noise(tmp_path):
   # a column whose name cannot stand in a formula: which symbol it is there
   assert "in formulas: 'a b' as a_b_0\n" in r.stdout
   assert "noise sigma 0;" not in r.stdout and "noise sigma 0\n" not in r.stdout
+  assert "symbolic solution" not in r.stdout  # a user's table has no law to check against
 
 
 @pytest.mark.slow
@@ -121,6 +124,7 @@ def test_search_with_a_checkpoint_prints_the_answer_and_writes_json(ckpt, tmp_pa
   assert "rows_sha256" not in res  # a shipped dataset is fixed by its name
   t = res["trials"][0]
   assert t["found"] and -1e9 < t["r2_test"] <= 1 and t["complexity"] >= 1
+  assert set(t["symbolic_solution"]) == {"solution", "reason", "difference", "ratio"}
   # which model answered (another checkpoint's output looked the same as the shipped one's)
   from lee_jax import checkpoints
   assert t["model"] == checkpoints.model_label(ckpt) and "(tiny" in t["model"]

@@ -451,3 +451,17 @@ def test_damaged_checkpoints_are_one_line_errors_naming_the_file(tmp_path):
     with pytest.raises(checkpoints.CheckpointError, match=match) as e:
       LEERegressor(checkpoint=str(directory), rounds=1, iterations=1).fit(X, y)
     assert "\n" not in str(e.value) and str(directory) in str(e.value)
+
+
+def test_symbolic_solution_checks_the_answer_against_a_known_law(fitted):
+  est, _, _ = fitted
+  # the answer's own full-precision form is a solution of itself; another formula is not
+  assert est.symbolic_solution(str(est.sympy(digits=None)))["solution"]
+  v = est.symbolic_solution("exp(x0*x1)*cos(x0)")
+  assert not v["solution"] and v["reason"] == "not constant" and v["difference"]
+  for i in range(len(est.equations_)):  # each row of the table likewise
+    assert est.symbolic_solution(est.equations_[i]["equation"], index=i)["solution"]
+  with pytest.raises(ValueError, match="names z, which is no column"):
+    est.symbolic_solution("x0 + z")
+  with pytest.raises(regressor.NotFittedError):
+    LEERegressor().symbolic_solution("x0")

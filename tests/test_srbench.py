@@ -38,6 +38,14 @@ def test_sweep_records_each_cell_once_and_resumes(tmp_path):
   assert {row["group"] for row in rows} == {"strogatz", "blackbox"}
   assert all(row["found"] and row["r2_test"] is not None for row in rows)
   assert "strogatz" in r.stdout and "blackbox" in r.stdout  # the summary table
+  # SRBench's symbolic solution: checked where the set has a law, counted in the summary
+  assert all(("symbolic_solution" in row) == (row["group"] == "strogatz") for row in rows)
+  assert all(isinstance(row["symbolic_solution"]["solution"], bool) for row in rows
+             if row["group"] == "strogatz")
+  table = r.stdout[r.stdout.rindex("group "):].splitlines()
+  assert table[0].split()[-2:] == ["solved", "failures"]
+  assert [l.split()[9] for l in table[1:]][0] == "-"  # blackbox (sorted first): no law
+  assert all(l.split()[9].endswith("/2") for l in table[2:])  # strogatz: k of its 2 cells
   # A line cut short by a kill is ignored, and its cell runs again.
   with (tmp_path / "results.jsonl").open("a") as f:
     f.write('{"key": "strogatz_lv1|0|1", "trunc')

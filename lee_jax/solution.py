@@ -1,0 +1,159 @@
+"""SRBench's symbolic solution: is a found formula the known law, up to one constant?
+
+La Cava et al. (2021), SRBench, count a model phi* as a symbolic solution of the law phi when
+phi - phi* is a constant or phi* / phi is a nonzero constant, so a law found with one constant
+off (under noise, or a unit factor) still counts. Their check (cavalab/srbench,
+`experiment/assess_symbolic_model.py` and `symbolic_utils.py`), followed here step by step:
+
+1. the model's string is parsed over the columns as plain SymPy symbols, simplified
+   (`ratio=1`) and its floats rounded to 3 decimals (those below 1e-4 in size to 0);
+2. the law is parsed from its formula with pi written 3.1415926535;
+3. difference = rounded(law - model), ratio = rounded(model / law); the difference is
+   simplified again unless it is already constant;
+4. a solution when the difference prints "0" or is constant, or the ratio is constant;
+   only models with test R2 > 0.5 are checked, and a SymPy error counts as no solution.
+
+Two things are ours: the SymPy work runs under a CPU-time guard (SRBench's harness had a
+wall-clock alarm), where running over counts as no solution and is reported as such; and
+SRBench's history holds two roundings (3 decimals with the 1e-4 floor in its later code, 6
+without it in an earlier one), so `digits` is a parameter (3 by default).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Sequence
+
+import sympy
+
+from lee_jax import complexity
+from lee_jax import expr as E
+
+DIGITS = 3
+FLOOR = 1e-4  # floats smaller than this in size round to 0 (SRBench's later round_floats)
+PI_TEXT = "3.1415926535"  # SRBench writes pi in a law's formula so
+MIN_R2 = 0.5  # SRBench checks only models at least this good on the test fold
+SECONDS = 60.0  # CPU seconds for one check's SymPy work (main thread only)
+
+
+@dataclasses.dataclass(frozen=True)
+class Verdict:
+  solution: bool
+  reason: str  # "difference 0", "constant difference", "constant ratio", "not constant",
+  #              "test R2 <= 0.5", "timed out", or the SymPy error
+  difference: str = ""
+  ratio: str = ""
+
+  def as_dict(self) -> dict:
+    return dataclasses.asdict(self)
+
+
+def round_floats(expr: sympy.Expr, digits: int = DIGITS, floor: float | None = FLOOR) -> sympy.Expr:
+  """Every Float rounded to `digits` decimals; with `floor`, those smaller in size to 0."""
+  reps = {}
+  for a in sympy.preorder_traversal(expr):
+    if isinstance(a, sympy.Float):
+      reps[a] = sympy.Integer(0) if floor is not None and abs(a) < floor else round(a, digits)
+  return expr.xreplace(reps) if reps else expr
+
+
+def plain(expr: sympy.Expr) -> sympy.Expr:
+  """Each symbol as a plain one of the same name (SRBench's symbols carry no assumptions;
+  ours are real, under which SymPy would also take sqrt(x**2) to |x|)."""
+  return expr.xreplace({s: sympy.Symbol(s.name) for s in expr.free_symbols})
+
+
+def _symbols(names: Sequence[str]) -> dict[str, sympy.Symbol]:
+  """What a formula over the columns may call them: their own names, or the formula names a
+  report prints them with (`beta_` for beta, `a_b_0` for "a b"), each a plain symbol."""
+  local = {n: sympy.Symbol(n) for n in names}
+  local.update({p: sympy.Symbol(n) for p, n in zip(E.formula_names(names), names)})
+  return local
+
+
+def _parse(text: str, names: Sequence[str], what: str) -> sympy.Expr:
+  local = _symbols(names)
+  local.update({k: v for k, v in (("pi", sympy.pi), ("E", sympy.E)) if k not in local})
+  try:
+    out = sympy.sympify(text, locals=local)
+  except (sympy.SympifyError, SyntaxError, TypeError) as err:
+    raise E.UnsupportedExpression(f"cannot parse {what} {text!r}: {err}") from None
+  if not isinstance(out, sympy.Expr):
+    raise E.UnsupportedExpression(f"{what} {text!r} is not a formula")
+  unknown = sorted(str(s) for s in out.free_symbols - set(local.values()))
+  if unknown:  # (a typo would be a symbol of its own, and never a solution)
+    raise E.UnsupportedExpression(f"{what} {text!r} names {', '.join(unknown)}, which is no "
+                                  f"column ({', '.join(names)})")
+  return out
+
+
+def law(formula: str, names: Sequence[str]) -> sympy.Expr:
+  """A law's formula over its columns as SRBench reads it: pi as 3.1415926535, plain symbols."""
+  return _parse(re.sub(r"\bpi\b", PI_TEXT, formula), names, "the law")
+
+
+def model(node: E.Node, names: Sequence[str]) -> sympy.Expr:
+  """A found tree over the columns (by index), as plain symbols."""
+  return plain(E.to_sympy(node, list(names)))
+
+
+def answer(rep: dict, names: Sequence[str]) -> sympy.Expr:
+  """A report's answer (`trial.report`: its prefix with the full-precision constants) over
+  the columns `names`, as plain symbols. A record older than its constants' field: the
+  printed expression (4 significant figures; the prefix holds 3)."""
+  tokens = rep["prefix"].split()
+  node = E.from_prefix(tokens)
+  consts = rep.get("constants") or []
+  if len(consts) == len(E.constants(node)) and E.to_prefix(E.with_constants(node, consts)) == tokens:
+    return model(E.with_constants(node, consts), names)
+  # printed with the columns' formula names (`beta_`), or, before those, their own (`beta`)
+  return _parse(rep["expression"], names, "the answer")
+
+
+def _is_constant(expr: sympy.Expr) -> bool:
+  return expr.is_constant() is True  # (None: SymPy could not tell)
+
+
+def _check(found: sympy.Expr, truth: sympy.Expr, digits: int, floor: float | None) -> Verdict:
+  cleaned = round_floats(sympy.simplify(found, ratio=1), digits, floor)
+  diff = round_floats(truth - cleaned, digits, floor)
+  ratio = round_floats(cleaned / truth, digits, floor)
+  ratio_constant = _is_constant(ratio)
+  if not _is_constant(diff) or ratio_constant:  # (SRBench's condition, as it is)
+    diff = sympy.simplify(diff, ratio=1)
+  if str(diff) == "0":
+    reason = "difference 0"
+  elif _is_constant(diff):
+    reason = "constant difference"
+  elif ratio_constant:
+    reason = "constant ratio"
+  else:
+    reason = "not constant"
+  return Verdict(reason != "not constant", reason, str(diff), str(ratio))
+
+
+def check(found: sympy.Expr, truth: sympy.Expr, r2_test: float | None = None,
+          digits: int = DIGITS, floor: float | None = FLOOR, seconds: float = SECONDS) -> Verdict:
+  """SRBench's verdict on a found expression against the law (both over plain symbols, as
+  `model` and `law` build them). r2_test: the model's test R2 (None: not gated)."""
+  if r2_test is not None and not r2_test > MIN_R2:
+    return Verdict(False, f"test R2 <= {MIN_R2}")
+  try:
+    out = complexity.within(lambda: _check(found, truth, digits, floor), seconds)
+  except Exception as err:  # noqa: BLE001 -- SRBench counts any SymPy failure as no solution
+    return Verdict(False, f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}")
+  return Verdict(False, "timed out") if out is None else out
+
+
+def of_report(rep: dict, names: Sequence[str], formula: str | None, digits: int = DIGITS,
+              floor: float | None = FLOOR, seconds: float = SECONDS) -> dict | None:
+  """`check` of a report's answer against the dataset's law, as a JSON-ready dict; None
+  where there is no law (a black-box or user table) or no answer."""
+  if not formula or not rep.get("found") or not rep.get("prefix"):
+    return None
+  try:
+    found, truth = answer(rep, names), law(formula, names)
+  except ValueError as err:  # (UnsupportedExpression) as SRBench: a model it cannot read is no solution
+    return Verdict(False, str(err).splitlines()[0]).as_dict()
+  return check(found, truth, rep.get("r2_test"), digits, floor, seconds).as_dict()
