@@ -94,19 +94,23 @@ def law(formula: str, names: Sequence[str]) -> sympy.Expr:
 
 
 def model(node: E.Node, names: Sequence[str]) -> sympy.Expr:
-  """A found tree over the columns (by index), as plain symbols."""
-  return plain(E.to_sympy(node, list(names)))
+  """A found tree over the columns (by index) as SRBench's harness receives it
+  (`srbench_method.model`: the simplified form at full precision), as plain symbols."""
+  from lee_jax import trial  # (deferred: trial imports JAX, which the check does not need)
+  return plain(trial.sympy_of(node, list(names), digits=None))
 
 
 def answer(rep: dict, names: Sequence[str]) -> sympy.Expr:
   """A report's answer (`trial.report`: its prefix with the full-precision constants) over
   the columns `names`, as plain symbols. A record older than its constants' field: the
-  printed expression (4 significant figures; the prefix holds 3)."""
-  tokens = rep["prefix"].split()
-  node = E.from_prefix(tokens)
-  consts = rep.get("constants") or []
-  if len(consts) == len(E.constants(node)) and E.to_prefix(E.with_constants(node, consts)) == tokens:
-    return model(E.with_constants(node, consts), names)
+  printed expression (4 significant figures; the prefix holds 3), as for a replayed answer
+  recorded without a prefix."""
+  tokens = (rep.get("prefix") or "").split()
+  if tokens:
+    node = E.from_prefix(tokens)
+    consts = rep.get("constants") or []
+    if len(consts) == len(E.constants(node)) and E.to_prefix(E.with_constants(node, consts)) == tokens:
+      return model(E.with_constants(node, consts), names)
   # printed with the columns' formula names (`beta_`), or, before those, their own (`beta`)
   return _parse(rep["expression"], names, "the answer")
 
@@ -150,7 +154,7 @@ def of_report(rep: dict, names: Sequence[str], formula: str | None, digits: int 
               floor: float | None = FLOOR, seconds: float = SECONDS) -> dict | None:
   """`check` of a report's answer against the dataset's law, as a JSON-ready dict; None
   where there is no law (a black-box or user table) or no answer."""
-  if not formula or not rep.get("found") or not rep.get("prefix"):
+  if not formula or not rep.get("found") or not (rep.get("prefix") or rep.get("expression")):
     return None
   try:
     found, truth = answer(rep, names), law(formula, names)

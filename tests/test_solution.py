@@ -115,6 +115,8 @@ def test_a_reports_answer_at_full_precision_and_an_older_record_from_its_print()
   for printed in ("beta*(alpha*cos(theta) + 1.0003)", "beta_*(alpha*cos(theta) + 1.0003)"):
     old = {"found": True, "prefix": rep["prefix"], "expression": printed, "r2_test": 1.0}
     assert solution.answer(old, names) == solution.answer(rep, names)
+    del old["prefix"]  # a replayed answer recorded without one
+    assert solution.of_report(old, names, law)["reason"] == "constant difference"
   # no law (a user's table, a black-box set), no answer: nothing to check
   assert solution.of_report(rep, names, None) is None
   assert solution.of_report({"found": False}, names, law) is None
