@@ -268,14 +268,24 @@ def run_cell(sweep: Sweep, model: Model | None, cfg: configs.SearchConfig, cell:
       rep = trial.report(res, p.X_test, p.y_test, data, ds.feature_names)
       rep.pop("rounds", None)  # per-round detail stays out of the sweep table
       row.update(rep)
-      # SRBench's symbolic solution (a set with a known law): after the trial, untimed
-      verdict = solution.of_report(rep, ds.feature_names, ds.formula)
-      if verdict is not None:
-        row["symbolic_solution"] = verdict
   except Exception as e:  # noqa: BLE001 -- a sweep records a broken cell and goes on
     row.update({"found": False, "error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
                 "traceback": traceback.format_exc(limit=3)})
+  if sweep.method == "lee":  # (a peer's expression is its own package's string)
+    verdict = _symbolic_solution(row)
+    if verdict is not None:
+      row["symbolic_solution"] = verdict
   return row
+
+
+def _symbolic_solution(row: dict) -> dict | None:
+  """SRBench's verdict on a cell's answer where its set has a known law (after the trial,
+  untimed; a cell that found nothing or failed is no solution, as SRBench counts it)."""
+  try:
+    ds = datasets.load_dataset(row["dataset"])
+  except datasets.DataError:  # (the cell's own error says why)
+    return None
+  return solution.of_report(row, ds.feature_names, ds.formula)
 
 
 def warm_up(sweep: Sweep, model: Model, cfg: configs.SearchConfig, cell: Cell) -> float:

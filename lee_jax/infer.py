@@ -346,14 +346,20 @@ def main(argv):
         # the columns this trial read (plot_result draws it again from them)
         **({"features": list(ds.feature_names)} if ds.selected is not None else {})},
         w_test=weights_of(ds, parts.test_index))
-    verdict = solution.of_report(rep, ds.feature_names, ds.formula)  # a set with a known law
-    if verdict is not None:
-      rep["symbolic_solution"] = verdict
     reports.append(rep)
+    record = {"dataset": ds.name, "formula": ds.formula, "input": spec, **rows_digest,
+              "trials": reports}
     if out_path is not None:  # after every trial, so a long run keeps what it finished (first:
       # nothing after it can lose the trial)
-      write_json(out_path, {"dataset": ds.name, "formula": ds.formula, "input": spec,
-                            **rows_digest, "trials": reports})
+      write_json(out_path, record)
+    # a set with a known law: SRBench's check of the answer against it (the law over every
+    # column: select_k_best may have left one of its variables out)
+    verdict = solution.of_report(rep, ds.feature_names, every.formula,
+                                 law_names=every.feature_names)
+    if verdict is not None:
+      rep["symbolic_solution"] = verdict
+      if out_path is not None:
+        write_json(out_path, record)  # (`reports` holds this trial's report itself)
     print_trial(rep, ds.feature_names)
     if plot_paths is not None and rep["found"]:
       draw(plot_paths[t], rep, result, parts, ds.feature_names)

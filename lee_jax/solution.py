@@ -13,10 +13,15 @@ off (under noise, or a unit factor) still counts. Their check (cavalab/srbench,
 4. a solution when the difference prints "0" or is constant, or the ratio is constant;
    only models with test R2 > 0.5 are checked, and a SymPy error counts as no solution.
 
-Two things are ours: the SymPy work runs under a CPU-time guard (SRBench's harness had a
-wall-clock alarm), where running over counts as no solution and is reported as such; and
-SRBench's history holds two roundings (3 decimals with the 1e-4 floor in its later code, 6
-without it in an earlier one), so `digits` is a parameter (3 by default).
+What is ours: the SymPy work (building the answer too) runs under a CPU-time guard (SRBench's
+harness had a wall-clock alarm), where running over counts as no solution and is reported as
+such; a model the rounding makes 0, or not finite (every float of a denominator under 1e-4),
+is no solution (SymPy calls nan, zoo and 0 constant, so SRBench's rule would call such a
+model a solution of any law); a cell with no answer counts as no solution, as SRBench
+counts a failed trial. SRBench's history holds two roundings (3 decimals with the 1e-4
+floor in its later code, 6 without it in an earlier one), so `digits` is a parameter (3 by
+default). The answer is the form SRBench's harness receives from us (`srbench_method.model`:
+simplified under real symbols, printed at full precision), over plain symbols from there on.
 """
 
 from __future__ import annotations
@@ -41,7 +46,8 @@ SECONDS = 60.0  # CPU seconds for one check's SymPy work (main thread only)
 class Verdict:
   solution: bool
   reason: str  # "difference 0", "constant difference", "constant ratio", "not constant",
-  #              "test R2 <= 0.5", "timed out", or the SymPy error
+  #              "test R2 <= 0.5", "no answer", "timed out", "0 or not finite once rounded",
+  #              or the error (a formula that does not parse, a SymPy failure)
   difference: str = ""
   ratio: str = ""
 
@@ -50,17 +56,20 @@ class Verdict:
 
 
 def round_floats(expr: sympy.Expr, digits: int = DIGITS, floor: float | None = FLOOR) -> sympy.Expr:
-  """Every Float rounded to `digits` decimals; with `floor`, those smaller in size to 0."""
-  reps = {}
+  """Every Float rounded to `digits` decimals; with `floor`, those smaller in size to 0.
+  One at a time, in preorder, as SRBench does (each substitution evaluates: a float it makes
+  stays as it is)."""
+  out = expr
   for a in sympy.preorder_traversal(expr):
     if isinstance(a, sympy.Float):
-      reps[a] = sympy.Integer(0) if floor is not None and abs(a) < floor else round(a, digits)
-  return expr.xreplace(reps) if reps else expr
+      out = out.subs(a, sympy.Integer(0) if floor is not None and abs(a) < floor else round(a, digits))
+  return out
 
 
 def plain(expr: sympy.Expr) -> sympy.Expr:
-  """Each symbol as a plain one of the same name (SRBench's symbols carry no assumptions;
-  ours are real, under which SymPy would also take sqrt(x**2) to |x|)."""
+  """Each symbol as a plain one of the same name, as SRBench parses a model's string (ours
+  are real; what SymPy did under that while building and simplifying stays done, as it
+  does in the string our harness method prints)."""
   return expr.xreplace({s: sympy.Symbol(s.name) for s in expr.free_symbols})
 
 
@@ -119,10 +128,16 @@ def _is_constant(expr: sympy.Expr) -> bool:
   return expr.is_constant() is True  # (None: SymPy could not tell)
 
 
+def _bad(expr: sympy.Expr) -> bool:
+  return expr == 0 or expr.has(sympy.nan, sympy.zoo, sympy.oo, -sympy.oo)
+
+
 def _check(found: sympy.Expr, truth: sympy.Expr, digits: int, floor: float | None) -> Verdict:
   cleaned = round_floats(sympy.simplify(found, ratio=1), digits, floor)
   diff = round_floats(truth - cleaned, digits, floor)
   ratio = round_floats(cleaned / truth, digits, floor)
+  if _bad(cleaned) or diff.has(sympy.nan, sympy.zoo) or _bad(ratio):
+    return Verdict(False, "0 or not finite once rounded", _short(diff), _short(ratio))
   ratio_constant = _is_constant(ratio)
   if not _is_constant(diff) or ratio_constant:  # (SRBench's condition, as it is)
     diff = sympy.simplify(diff, ratio=1)
@@ -134,30 +149,46 @@ def _check(found: sympy.Expr, truth: sympy.Expr, digits: int, floor: float | Non
     reason = "constant ratio"
   else:
     reason = "not constant"
-  return Verdict(reason != "not constant", reason, str(diff), str(ratio))
+  return Verdict(reason != "not constant", reason, _short(diff), _short(ratio))
+
+
+def _short(expr: sympy.Expr, limit: int = 300) -> str:
+  text = str(expr)
+  return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _verdict(build, r2_test: float | None, digits: int, floor: float | None,
+             seconds: float) -> Verdict:
+  """The verdict on build() -> (answer, law), built and checked under one time guard."""
+  if r2_test is not None and not r2_test > MIN_R2:  # (NaN too) before any SymPy work
+    return Verdict(False, f"test R2 <= {MIN_R2}")
+  try:
+    out = complexity.within(lambda: _check(*build(), digits, floor), seconds)
+  except E.UnsupportedExpression as err:  # a formula that does not parse, named
+    return Verdict(False, str(err).splitlines()[0])
+  except Exception as err:  # noqa: BLE001 -- SRBench counts any SymPy failure as no solution
+    return Verdict(False, f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}")
+  return Verdict(False, "timed out") if out is None else out
 
 
 def check(found: sympy.Expr, truth: sympy.Expr, r2_test: float | None = None,
           digits: int = DIGITS, floor: float | None = FLOOR, seconds: float = SECONDS) -> Verdict:
   """SRBench's verdict on a found expression against the law (both over plain symbols, as
   `model` and `law` build them). r2_test: the model's test R2 (None: not gated)."""
-  if r2_test is not None and not r2_test > MIN_R2:
-    return Verdict(False, f"test R2 <= {MIN_R2}")
-  try:
-    out = complexity.within(lambda: _check(found, truth, digits, floor), seconds)
-  except Exception as err:  # noqa: BLE001 -- SRBench counts any SymPy failure as no solution
-    return Verdict(False, f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}")
-  return Verdict(False, "timed out") if out is None else out
+  return _verdict(lambda: (found, truth), r2_test, digits, floor, seconds)
 
 
 def of_report(rep: dict, names: Sequence[str], formula: str | None, digits: int = DIGITS,
-              floor: float | None = FLOOR, seconds: float = SECONDS) -> dict | None:
-  """`check` of a report's answer against the dataset's law, as a JSON-ready dict; None
-  where there is no law (a black-box or user table) or no answer."""
-  if not formula or not rep.get("found") or not (rep.get("prefix") or rep.get("expression")):
+              floor: float | None = FLOOR, seconds: float = SECONDS,
+              law_names: Sequence[str] | None = None) -> dict | None:
+  """`check` of a report's answer (over `names`) against the dataset's law (over
+  `law_names`, default `names`: select_k_best's columns are fewer than the law's), as a
+  JSON-ready dict; None where there is no law (a black-box or user table). A report
+  without an answer is no solution, as SRBench counts a failed trial."""
+  if not formula:
     return None
-  try:
-    found, truth = answer(rep, names), law(formula, names)
-  except ValueError as err:  # (UnsupportedExpression) as SRBench: a model it cannot read is no solution
-    return Verdict(False, str(err).splitlines()[0]).as_dict()
-  return check(found, truth, rep.get("r2_test"), digits, floor, seconds).as_dict()
+  if not rep.get("found") or not (rep.get("prefix") or rep.get("expression")):
+    return Verdict(False, "no answer").as_dict()
+  r2 = rep.get("r2_test")
+  return _verdict(lambda: (answer(rep, names), law(formula, law_names or names)),
+                  float("nan") if r2 is None else r2, digits, floor, seconds).as_dict()

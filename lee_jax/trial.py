@@ -374,9 +374,18 @@ def rounded(expr: sympy.Expr, digits: int | None = 4) -> sympy.Expr:
   """A simplified form (`sympy_of`'s) as printed at `digits` significant figures, or at full
   precision (None): one simplification serves both."""
   # SymPy's trigonometric passes can leave a whole constant as a float: -1.0*cos(x - y);
-  # in print (`digits`) one whole to 1e-9 is whole too (2.0 after a SymPy round trip)
-  expr = expr.xreplace({f: sympy.Integer(round(float(f))) for f in expr.atoms(sympy.Float)
-                        if _whole(float(f), 0.0 if digits is None else 1e-9)})
+  # in print (`digits`) one whole to 1e-9 is whole too (2.0 after a SymPy round trip). A
+  # half (`fit.snap` holds them as it holds integers) is written as one, sin(d*k/2): SymPy
+  # takes sin(0.5*d*k) and sin(d*k/2) for different functions, and so did SRBench's
+  # symbolic check (`solution.py`); the node count is the same.
+  rel = 0.0 if digits is None else 1e-9
+  exact = {}
+  for f in expr.atoms(sympy.Float):
+    if _whole(float(f), rel):
+      exact[f] = sympy.Integer(round(float(f)))
+    elif _whole(2 * float(f), rel):
+      exact[f] = sympy.Rational(round(2 * float(f)), 2)
+  expr = expr.xreplace(exact)
   if digits is None:
     return expr
   # Every term stays, however small its coefficient: whether it matters depends on the

@@ -286,3 +286,32 @@ def test_build_falls_back_to_the_unevaluated_tree(monkeypatch):
   expr = C.build(tree, ["a", "b"], seconds=0.2)
   assert time.perf_counter() - t < 2.0
   assert isinstance(expr, sympy.Expr) and str(expr) in ("a*tanh(b + a)", "a*tanh(a + b)")
+
+
+def test_a_guard_inside_another_keeps_the_outer_limit():
+  """solution.py checks an answer under one guard while building and simplifying it under
+  their own: the inner guard's end once disarmed the outer one, and the work after it ran
+  with no limit (a SymPy evaluation that never ended)."""
+  import signal
+  import time
+
+  import sympy
+
+  def spin(seconds):
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+      pass
+    return "done"
+
+  def inner_then_spin():
+    C.simplify(sympy.Symbol("x") + 1)  # an inner guard that finishes in time
+    return spin(10)
+
+  t0 = time.monotonic()
+  assert C.within(inner_then_spin, 0.3) is None  # the outer limit still held after it
+  # an inner limit sooner than the outer one holds; one later is cut to the outer's
+  assert C.within(lambda: C.within(lambda: spin(10), 0.2), 5) is None
+  assert C.within(lambda: C.within(lambda: spin(10), 5), 0.2) is None
+  assert C.within(lambda: C.within(lambda: spin(0.05), 5), 5) == "done"
+  assert time.monotonic() - t0 < 6
+  assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0) and not C._guard["active"]

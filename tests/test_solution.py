@@ -119,7 +119,10 @@ def test_a_reports_answer_at_full_precision_and_an_older_record_from_its_print()
     assert solution.of_report(old, names, law)["reason"] == "constant difference"
   # no law (a user's table, a black-box set), no answer: nothing to check
   assert solution.of_report(rep, names, None) is None
-  assert solution.of_report({"found": False}, names, law) is None
+  # ... and a cell that found nothing is no solution (SRBench counts a failed trial so)
+  assert solution.of_report({"found": False}, names, law) == {
+      "solution": False, "reason": "no answer", "difference": "", "ratio": ""}
+  assert solution.of_report(dict(rep, r2_test=None), names, law)["reason"] == "test R2 <= 0.5"
   # a law that does not parse: no solution, said why (as SRBench counts it)
   v = solution.of_report(rep, names, "beta*(1+")
   assert not v["solution"] and "cannot parse the law" in v["reason"]
@@ -153,3 +156,37 @@ def test_every_shipped_law_parses_over_its_own_columns():
     ds = datasets.load_dataset(d.name)
     law = solution.law(ds.formula, ds.feature_names)
     assert law.free_symbols <= {sympy.Symbol(n) for n in ds.feature_names}, d.name
+
+
+@pytest.mark.parametrize("found,reason", [
+    # every float under 1e-4: rounded all at once these were 0/0 and x/0, which SymPy calls
+    # constant; one at a time, as SRBench rounds, each substitution evaluates first
+    ("(0.00002*x + 0.00001)/(0.00002*y + 0.00003)", "not constant"),
+    ("x/(0.00002*y + 0.00003)", "not constant"),
+    ("0.00003*x", "0 or not finite once rounded"),  # a ratio of 0 is constant to SymPy
+])
+def test_a_model_the_rounding_empties_solves_nothing(found, reason):
+  v = solution.check(_found(found, ["x", "y"]), _law("x*y + sin(x)", ["x", "y"]))
+  assert not v.solution and v.reason == reason
+
+
+# SymPy's construction-time evaluation of this tree runs for minutes (tests/test_complexity.py)
+SLOW = ("mul div mul x1 sq x1 neg mul x0 sub x1 C tanh tanh cube tanh tanh tanh tanh cube tanh "
+        "cube tanh tanh log tanh cube tanh cube x0")
+
+
+def test_building_the_answer_is_under_the_guard_and_after_the_r2_gate():
+  node = E.with_constants(E.from_prefix(SLOW.split()), [1.2])
+  rep = _rep(node, ["q1", "q2"], r2_test=0.1)
+  t0 = time.monotonic()
+  assert solution.of_report(rep, ["q1", "q2"], "q1*q2")["reason"] == "test R2 <= 0.5"
+  assert time.monotonic() - t0 < 1  # gated before anything is built
+  v = solution.of_report(dict(rep, r2_test=0.9), ["q1", "q2"], "q1*q2", seconds=0.5)
+  assert v["reason"] == "timed out" and time.monotonic() - t0 < 10
+
+
+def test_a_law_over_columns_the_answer_does_not_read():
+  # select_k_best kept x0 of (x0, x1): the law still reads over every column
+  node = E.op("mul", E.var(0), E.const(2.0))
+  v = solution.of_report(_rep(node, ["a"]), ["a"], "2*a*b", law_names=["a", "b"])
+  assert v["reason"] == "not constant"

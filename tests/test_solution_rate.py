@@ -23,6 +23,8 @@ CELLS = [
     _cell("feynman_I_12_1", "add x0 x1", "Nn + mu", 0.7),
     _cell("feynman_I_12_2", "mul x0 x1", "q1*q2", 0.2, noise=0.01),  # below R2 0.5
     _cell("192_vineyard", "add x0 x1", "lugs_1989 + lugs_1990", 0.4),  # no law
+    {"dataset": "feynman_I_12_1", "noise": 0.01, "trial": 0, "seed": 0, "found": False,
+     "error": "DataError: ..."},  # a failed cell: no solution, as SRBench counts it
 ]
 
 
@@ -47,12 +49,13 @@ def test_rates_per_noise_level_beside_the_published_ones(tmp_path):
   assert r.returncode == 0, r.stderr
   assert "feynman noise 0: 1 of 2 cells (50.0%); exact by test R2: 0" in r.stdout
   assert "solution, not exact: feynman_I_12_2 (difference 0)" in r.stdout
-  assert "feynman noise 0.01: 0 of 1 cells (0.0%)" in r.stdout
-  assert "reasons: test R2 <= 0.5 1" in r.stdout
+  assert "feynman noise 0.01: 0 of 2 cells (0.0%)" in r.stdout
+  assert "reasons: test R2 <= 0.5 1, no answer 1" in r.stdout
   assert "published (SRBench, mean over 2 sets both hold): ours 50.0%; A 50.0%, B 30.0%" in r.stdout
   assert "published: no feynman dataset at noise 0.01" in r.stdout
   checked = [json.loads(l) for l in out.read_text().splitlines()]
-  assert [c.get("symbolic_solution", {}).get("solution") for c in checked] == [True, False, False, None]
+  assert [c.get("symbolic_solution", {}).get("solution") for c in checked] == [
+      True, False, False, None, False]
   # a verdict the record holds stands (the sweep's); --again checks it anew
   again = _write(tmp_path / "again.jsonl", [dict(CELLS[1], symbolic_solution={
       "solution": True, "reason": "difference 0", "difference": "0", "ratio": "1"})])
@@ -68,7 +71,7 @@ def test_bad_input_is_one_line():
 
 
 def test_records_without_a_law_or_the_published_files_columns(tmp_path):
-  rec = _write(tmp_path / "bb.jsonl", CELLS[3:])
+  rec = _write(tmp_path / "bb.jsonl", CELLS[3:4])
   r = _run(str(rec))
   assert r.returncode != 0 and "no cell of a dataset with a known law" in r.stderr
   rec = _write(tmp_path / "r.jsonl", CELLS[:1])

@@ -41,8 +41,9 @@ def test_the_report_latex_reads_multi_letter_columns_as_words():
   best = pool_lib.Candidate(node, np.zeros(1, np.int32), np.zeros(1), 1.0, 1.0, 7, 1.0, "init")
   res = trial.TrialResult(best, 0, [], 0.0)
   rep = trial.report(res, X, y, data, ["mass", "velocity"])
-  assert rep["latex"] == r"0.5 \mathrm{mass} \mathrm{velocity}^{2}"  # was 0.5 mass velocity^{2}
-  assert rep["expression"] == "0.5*mass*velocity**2"  # the plain form is as before
+  # (was 0.5 mass velocity^{2}: the words in italics; the half is written as one)
+  assert rep["latex"] == r"\frac{\mathrm{mass} \mathrm{velocity}^{2}}{2}"
+  assert rep["expression"] == "mass*velocity**2/2"
 
 
 def test_pysr_columns_are_the_validation_mse_and_its_log_drop_per_node():
