@@ -493,8 +493,8 @@ class LEERegressor:
     (`lee_jax/solution.py`). {'solution': bool, 'reason', 'difference', 'ratio'}."""
     node = self._node(index)  # NotFittedError before fit
     names = [str(n) for n in self.feature_names_in_]
-    found = solution.model(node, [names[i] for i in self.selected_features_])
-    return solution.check(found, solution.law(law, names)).as_dict()
+    truth = solution.law(law, names)  # a law that does not parse: ValueError naming it
+    return solution.of_tree(node, [names[i] for i in self.selected_features_], truth).as_dict()
 
   def jax(self, index: int | None = None) -> dict:
     """{'callable': f, 'parameters': p}: f(X, p) -> y in JAX (jit-, grad-, vmap-able), p the

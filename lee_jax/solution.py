@@ -15,8 +15,8 @@ off (under noise, or a unit factor) still counts. Their check (cavalab/srbench,
 
 What is ours: the SymPy work (building the answer too) runs under a CPU-time guard (SRBench's
 harness had a wall-clock alarm), where running over counts as no solution and is reported as
-such; a model the rounding makes 0, or not finite (every float of a denominator under 1e-4),
-is no solution (SymPy calls nan, zoo and 0 constant, so SRBench's rule would call such a
+such; a model the rounding makes 0 or not finite (every float of it under 1e-4: 3e-5*x)
+is no solution (SymPy calls 0, nan and zoo constant, so SRBench's rule would call such a
 model a solution of any law); a cell with no answer counts as no solution, as SRBench
 counts a failed trial. SRBench's history holds two roundings (3 decimals with the 1e-4
 floor in its later code, 6 without it in an earlier one), so `digits` is a parameter (3 by
@@ -75,7 +75,7 @@ def plain(expr: sympy.Expr) -> sympy.Expr:
 
 def _symbols(names: Sequence[str]) -> dict[str, sympy.Symbol]:
   """What a formula over the columns may call them: their own names, or the formula names a
-  report prints them with (`beta_` for beta, `a_b_0` for "a b"), each a plain symbol."""
+  report prints them with (`beta_` for beta, `a_b` for "a b"), each a plain symbol."""
   local = {n: sympy.Symbol(n) for n in names}
   local.update({p: sympy.Symbol(n) for p, n in zip(E.formula_names(names), names)})
   return local
@@ -176,6 +176,13 @@ def check(found: sympy.Expr, truth: sympy.Expr, r2_test: float | None = None,
   """SRBench's verdict on a found expression against the law (both over plain symbols, as
   `model` and `law` build them). r2_test: the model's test R2 (None: not gated)."""
   return _verdict(lambda: (found, truth), r2_test, digits, floor, seconds)
+
+
+def of_tree(node: E.Node, names: Sequence[str], truth: sympy.Expr, digits: int = DIGITS,
+            floor: float | None = FLOOR, seconds: float = SECONDS) -> Verdict:
+  """`check` of a tree over the columns `names` (by index) against a parsed law, the tree
+  built under the check's guard (SymPy's evaluation of a tree can run for minutes)."""
+  return _verdict(lambda: (model(node, names), truth), None, digits, floor, seconds)
 
 
 def of_report(rep: dict, names: Sequence[str], formula: str | None, digits: int = DIGITS,

@@ -190,3 +190,12 @@ def test_a_law_over_columns_the_answer_does_not_read():
   node = E.op("mul", E.var(0), E.const(2.0))
   v = solution.of_report(_rep(node, ["a"]), ["a"], "2*a*b", law_names=["a", "b"])
   assert v["reason"] == "not constant"
+
+
+def test_a_tree_is_built_under_the_checks_guard():
+  node = E.with_constants(E.from_prefix(SLOW.split()), [1.2])
+  t0 = time.monotonic()
+  v = solution.of_tree(node, ["q1", "q2"], _law("q1*q2", ["q1", "q2"]), seconds=0.5)
+  assert v.reason == "timed out" and time.monotonic() - t0 < 10
+  ok = solution.of_tree(E.op("mul", E.var(0), E.var(1)), ["q1", "q2"], _law("q1*q2", ["q1", "q2"]))
+  assert ok.solution and ok.reason == "difference 0"
