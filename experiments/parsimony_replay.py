@@ -143,11 +143,9 @@ def _answer(cell: dict, data, names=None):
   (the columns' formula names) from the printed expression's where SymPy counts it as the
   record does (it tells a noisy 2.001 from a law's 2, which the prefix's 2.00 does not)."""
   tokens = cell["prefix"].split()
-  node = E.from_prefix(tokens)
-  consts = cell.get("constants") or []
-  if len(consts) == len(E.constants(node)) and E.to_prefix(E.with_constants(node, consts)) == tokens:
-    node = E.with_constants(node, consts)  # the answer's own constants
-  else:
+  node = E.from_record(tokens, cell.get("constants"))  # the answer's own constants
+  if node is None:
+    node = E.from_prefix(tokens)
     if names is not None:
       try:
         printed = E.from_sympy(E.parse_formula(cell["expression"], names), names)

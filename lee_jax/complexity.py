@@ -81,7 +81,7 @@ def _guarded(fn, seconds: float):
   because an exception raised from a signal handler is swallowed when it lands inside a
   garbage-collection callback (JAX installs one), and a one-shot alarm would never stop SymPy.
   """
-  if threading.current_thread() is not threading.main_thread():
+  if not guards_here():
     return fn()
   cpu = time.thread_time() + seconds if CPU_CLOCK else math.inf
   wall = time.monotonic() + (WALL_CAP if CPU_CLOCK else 1.0) * seconds
@@ -106,6 +106,12 @@ def _guarded(fn, seconds: float):
     _guard["active"] = False
     signal.setitimer(signal.ITIMER_REAL, 0)
     signal.signal(signal.SIGALRM, old)
+
+
+def guards_here() -> bool:
+  """Whether the time guard can stop work on this thread: Python runs signal handlers on
+  the main thread only (elsewhere guarded work just runs)."""
+  return threading.current_thread() is threading.main_thread()
 
 
 def _first_alarm() -> float:

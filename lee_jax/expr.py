@@ -154,6 +154,18 @@ def from_prefix(tokens: Sequence[str]) -> Node:
   return tree
 
 
+def from_record(tokens: Sequence[str], values: Sequence[float] | None) -> Node | None:
+  """A report's tree at full precision: its prefix (constants to 3 significant figures)
+  with `values` where they are that prefix's constants (they round to its tokens); None
+  where they are not (a record older than its constants' field, or a replay's answer)."""
+  node = from_prefix(tokens)
+  values = list(values or [])
+  if len(values) != len(constants(node)):
+    return None
+  full = with_constants(node, values)
+  return full if to_prefix(full) == list(tokens) else None
+
+
 def ids_to_tokens(ids: Sequence[int] | np.ndarray) -> list[str]:
   """Token ids (with or without BOS/EOS/PAD) -> the prefix tokens between BOS and EOS."""
   out = []

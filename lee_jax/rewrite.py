@@ -17,7 +17,6 @@ from __future__ import annotations
 import collections
 import dataclasses
 import itertools
-import threading
 
 import numpy as np
 import sympy
@@ -159,7 +158,7 @@ def forms(expr: sympy.Expr, X: np.ndarray | None = None):
   where they allow, `without_abs`), each under the simplification's time limit: those
   that run over are left out, as are the expanding ones where it cannot hold
   (EXPANDING)."""
-  guarded = threading.current_thread() is threading.main_thread()
+  guarded = complexity.guards_here()
   small = complexity.node_count(expr) <= SYMPY_NODES
   rewrites = dict(REWRITES)
   if X is not None:

@@ -33,6 +33,7 @@ from typing import Sequence
 import sympy
 
 from lee_jax import complexity
+from lee_jax import datasets
 from lee_jax import expr as E
 
 DIGITS = 3
@@ -115,11 +116,9 @@ def answer(rep: dict, names: Sequence[str]) -> sympy.Expr:
   printed expression (4 significant figures; the prefix holds 3), as for a replayed answer
   recorded without a prefix."""
   tokens = (rep.get("prefix") or "").split()
-  if tokens:
-    node = E.from_prefix(tokens)
-    consts = rep.get("constants") or []
-    if len(consts) == len(E.constants(node)) and E.to_prefix(E.with_constants(node, consts)) == tokens:
-      return model(E.with_constants(node, consts), names)
+  node = E.from_record(tokens, rep.get("constants")) if tokens else None
+  if node is not None:
+    return model(node, names)
   # printed with the columns' formula names (`beta_`), or, before those, their own (`beta`)
   return _parse(rep["expression"], names, "the answer")
 
@@ -199,3 +198,11 @@ def of_report(rep: dict, names: Sequence[str], formula: str | None, digits: int 
   r2 = rep.get("r2_test")
   return _verdict(lambda: (answer(rep, names), law(formula, law_names or names)),
                   float("nan") if r2 is None else r2, digits, floor, seconds).as_dict()
+
+
+def of_record(row: dict, digits: int = DIGITS, floor: float | None = FLOOR,
+              seconds: float = SECONDS) -> dict | None:
+  """`of_report` of a sweep's record, against the law of the shipped dataset it names
+  (None for a set without one; an unknown name is a DataError)."""
+  ds = datasets.load_dataset(row["dataset"])
+  return of_report(row, ds.feature_names, ds.formula, digits, floor, seconds)

@@ -140,3 +140,12 @@ def test_a_column_that_sympify_reads_as_something_else_prints_with_an_underscore
   text = str(E.to_sympy(E.from_prefix(["mul", "x0", "add", "x1", "x0"]), got))
   assert sympy.sympify(text).free_symbols == {sympy.Symbol(f"{name}_"), sympy.Symbol("x")}
   assert E.formula_names(["e", "theta", "C"]) == ["e", "theta", "C"]  # symbols as they are
+
+
+def test_a_records_tree_takes_its_constants_only_where_they_are_the_prefixs():
+  node = E.op("mul", E.const(1.0003), E.var(0))
+  tokens = E.to_prefix(node)  # 1.00 to 3 figures
+  assert E.from_record(tokens, [1.0003]) == node
+  assert E.from_record(tokens, [3.0]) is None  # another answer's constants
+  assert E.from_record(tokens, None) is None and E.from_record(tokens, [1.0, 2.0]) is None
+  assert E.from_record(E.to_prefix(E.var(0)), []) == E.var(0)  # no constants to take
