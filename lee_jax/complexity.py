@@ -48,7 +48,37 @@ class _Timeout(Exception):
   pass
 
 
-_guard = {"active": False, "cpu_deadline": 0.0, "wall_deadline": 0.0}
+_guard = {"active": False, "cpu_deadline": 0.0, "wall_deadline": 0.0, "caller": None}
+
+
+class _CallerAlarm:
+  """The SIGALRM a caller had set when the outermost guard began (`signal.alarm`, a test
+  runner's timeout): its handler, the monotonic time it is due (inf: none) and its interval.
+  The guard borrows the one real-time timer, so it delivers the caller's alarm when due and
+  sets the timer back for the rest of it after."""
+
+  def __init__(self, handler, left: float, interval: float):
+    self.handler, self.interval = handler, interval
+    self.due = time.monotonic() + left if left > 0 else math.inf
+
+  def deliver(self, signum, frame) -> None:
+    """Runs the caller's handler (its exception, if any, ends the guarded work)."""
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    self.due = time.monotonic() + self.interval if self.interval > 0 else math.inf
+    if self.handler is signal.SIG_DFL:  # SIGALRM's default: the process ends, as it would have
+      signal.signal(signal.SIGALRM, signal.SIG_DFL)
+      os.kill(os.getpid(), signal.SIGALRM)
+    elif callable(self.handler):
+      self.handler(signum, frame)
+      left, interval = signal.getitimer(signal.ITIMER_REAL)
+      if left > 0:  # the handler set the timer again (signal.alarm in a watchdog)
+        self.due, self.interval = time.monotonic() + left, interval
+    # SIG_IGN, or None (a handler not set from Python): nothing to run
+
+  def restore(self) -> None:
+    """Sets the timer back for what is left of the caller's alarm (at once if it is due)."""
+    if self.due < math.inf:
+      signal.setitimer(signal.ITIMER_REAL, max(self.due - time.monotonic(), 1e-6), self.interval)
 
 
 def _in_gc_callback(frame) -> bool:
@@ -66,9 +96,22 @@ def _alarm(signum, frame):
   # be swallowed (and printed); the repeating timer fires again 50 ms later, outside it.
   if not _guard["active"] or _in_gc_callback(frame):
     return
+  caller = _guard["caller"]
+  if caller is not None and time.monotonic() >= caller.due - 1e-3:
+    caller.deliver(signum, frame)
+    _arm()
   if (time.thread_time() >= _guard["cpu_deadline"]
       or time.monotonic() >= _guard["wall_deadline"]):
     raise _Timeout
+
+
+def _arm() -> None:
+  """The timer set for the guard's first possible limit or the caller's alarm, whichever
+  comes first, then every 50 ms."""
+  first = _first_alarm()
+  if _guard["caller"] is not None:
+    first = max(min(first, _guard["caller"].due - time.monotonic()), 1e-3)
+  signal.setitimer(signal.ITIMER_REAL, first, 0.05)
 
 
 def _guarded(fn, seconds: float):
@@ -80,6 +123,7 @@ def _guarded(fn, seconds: float):
   time: the timer cannot fire earlier than the CPU time could run out. Repeating also matters
   because an exception raised from a signal handler is swallowed when it lands inside a
   garbage-collection callback (JAX installs one), and a one-shot alarm would never stop SymPy.
+  A caller's own alarm (`_CallerAlarm`) still fires when due, during the work or after it.
   """
   if not guards_here():
     return fn()
@@ -90,22 +134,26 @@ def _guarded(fn, seconds: float):
     # once disarmed it, and the outer work ran unguarded)
     outer = (_guard["cpu_deadline"], _guard["wall_deadline"])
     _guard["cpu_deadline"], _guard["wall_deadline"] = min(cpu, outer[0]), min(wall, outer[1])
-    signal.setitimer(signal.ITIMER_REAL, _first_alarm(), 0.05)
+    _arm()
     try:
       return fn()
     finally:
       _guard["cpu_deadline"], _guard["wall_deadline"] = outer
-      signal.setitimer(signal.ITIMER_REAL, _first_alarm(), 0.05)
-  old = signal.signal(signal.SIGALRM, _alarm)
+      _arm()
+  left, interval = signal.getitimer(signal.ITIMER_REAL)
   _guard["cpu_deadline"], _guard["wall_deadline"] = cpu, wall
+  _guard["caller"] = _CallerAlarm(signal.getsignal(signal.SIGALRM), left, interval)
   _guard["active"] = True
-  signal.setitimer(signal.ITIMER_REAL, seconds, 0.05)
+  old = signal.signal(signal.SIGALRM, _alarm)
   try:
+    _arm()
     return fn()
   finally:
     _guard["active"] = False
+    caller, _guard["caller"] = _guard["caller"], None
     signal.setitimer(signal.ITIMER_REAL, 0)
     signal.signal(signal.SIGALRM, old)
+    caller.restore()
 
 
 def guards_here() -> bool:

@@ -14,18 +14,21 @@ off (under noise, or a unit factor) still counts. Their check (cavalab/srbench,
    only models with test R2 > 0.5 are checked, and a SymPy error counts as no solution.
 
 What is ours: the SymPy work (building the answer too) runs under a CPU-time guard (SRBench's
-harness had a wall-clock alarm), where running over counts as no solution and is reported as
-such; a model the rounding makes 0 or not finite (every float of it under 1e-4: 3e-5*x)
+harness had a wall-clock alarm), in a helper process the kernel stops where the guard cannot
+(`isolated`), and running over counts as no solution and is reported as such; a model the rounding makes 0 or not finite (every float of it under 1e-4: 3e-5*x)
 is no solution (SymPy calls 0, nan and zoo constant, so SRBench's rule would call such a
 model a solution of any law); a cell with no answer counts as no solution, as SRBench
 counts a failed trial. SRBench's history holds two roundings (3 decimals with the 1e-4
 floor in its later code, 6 without it in an earlier one), so `digits` is a parameter (3 by
-default). The answer is the form SRBench's harness receives from us (`srbench_method.model`:
-simplified under real symbols, printed at full precision), over plain symbols from there on.
+default). SymPy's random points (is_constant) come from a fixed seed, and the helper's hash
+seed is fixed, so a verdict and its time repeat (SRBench left both to chance). The answer is the form SRBench's harness
+receives from us (`srbench_method.model`: simplified under real symbols, printed at full
+precision), over plain symbols from there on.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import re
 from typing import Sequence
@@ -35,12 +38,14 @@ import sympy
 from lee_jax import complexity
 from lee_jax import datasets
 from lee_jax import expr as E
+from lee_jax import isolated
 
 DIGITS = 3
 FLOOR = 1e-4  # floats smaller than this in size round to 0 (SRBench's later round_floats)
 PI_TEXT = "3.1415926535"  # SRBench writes pi in a law's formula so
 MIN_R2 = 0.5  # SRBench checks only models at least this good on the test fold
-SECONDS = 60.0  # CPU seconds for one check's SymPy work (main thread only)
+SECONDS = 60.0  # CPU seconds for one check's SymPy work
+HARD_GRACE = 2.0  # the kernel stops the check this much later, where the guard could not
 
 
 @dataclasses.dataclass(frozen=True)
@@ -156,13 +161,41 @@ def _short(expr: sympy.Expr, limit: int = 300) -> str:
   return text if len(text) <= limit else text[:limit] + "..."
 
 
-def _verdict(build, r2_test: float | None, digits: int, floor: float | None,
-             seconds: float) -> Verdict:
-  """The verdict on build() -> (answer, law), built and checked under one time guard."""
-  if r2_test is not None and not r2_test > MIN_R2:  # (NaN too) before any SymPy work
-    return Verdict(False, f"test R2 <= {MIN_R2}")
+@contextlib.contextmanager
+def _seeded(seed: int = 0):
+  """SymPy's random draws (is_constant tries random points) from a fixed seed, so a verdict
+  and its time repeat; the caller's SymPy random state is put back after."""
+  from sympy.core import random as sympy_random
+  rngs = [sympy_random.rng, getattr(sympy_random, "_assumptions_rng", sympy_random.rng)]
+  states = [r.getstate() for r in rngs]
+  for r in rngs:
+    r.seed(seed)
   try:
-    out = complexity.within(lambda: _check(*build(), digits, floor), seconds)
+    yield
+  finally:
+    for r, state in zip(rngs, states):
+      r.setstate(state)
+
+
+def _given(found: sympy.Expr, truth: sympy.Expr) -> tuple:
+  return found, truth
+
+
+def _of_tree(node: E.Node, names: Sequence[str], truth: sympy.Expr) -> tuple:
+  return model(node, names), truth
+
+
+def _of_report(rep: dict, names: Sequence[str], formula: str,
+               law_names: Sequence[str] | None) -> tuple:
+  return answer(rep, names), law(formula, law_names or names)
+
+
+def _verdict_here(build, args: tuple, digits: int, floor: float | None,
+                  seconds: float) -> Verdict:
+  """The verdict on build(*args) -> (answer, law), built and checked under one time guard."""
+  try:
+    with _seeded():
+      out = complexity.within(lambda: _check(*build(*args), digits, floor), seconds)
   except E.UnsupportedExpression as err:  # a formula that does not parse, named
     return Verdict(False, str(err).splitlines()[0])
   except Exception as err:  # noqa: BLE001 -- SRBench counts any SymPy failure as no solution
@@ -170,18 +203,31 @@ def _verdict(build, r2_test: float | None, digits: int, floor: float | None,
   return Verdict(False, "timed out") if out is None else out
 
 
+def _verdict(build, args: tuple, r2_test: float | None, digits: int, floor: float | None,
+             seconds: float) -> Verdict:
+  """`_verdict_here` after the R2 gate, in a helper process the kernel stops at the limit
+  (`isolated`: the guard cannot stop one long C call, as in SymPy's integer gcd)."""
+  if r2_test is not None and not r2_test > MIN_R2:  # (NaN too) before any SymPy work
+    return Verdict(False, f"test R2 <= {MIN_R2}")
+  try:
+    return isolated.call(_verdict_here, (build, args, digits, floor, seconds),
+                         seconds + HARD_GRACE)
+  except isolated.TimedOut:
+    return Verdict(False, "timed out")
+
+
 def check(found: sympy.Expr, truth: sympy.Expr, r2_test: float | None = None,
           digits: int = DIGITS, floor: float | None = FLOOR, seconds: float = SECONDS) -> Verdict:
   """SRBench's verdict on a found expression against the law (both over plain symbols, as
   `model` and `law` build them). r2_test: the model's test R2 (None: not gated)."""
-  return _verdict(lambda: (found, truth), r2_test, digits, floor, seconds)
+  return _verdict(_given, (found, truth), r2_test, digits, floor, seconds)
 
 
 def of_tree(node: E.Node, names: Sequence[str], truth: sympy.Expr, digits: int = DIGITS,
             floor: float | None = FLOOR, seconds: float = SECONDS) -> Verdict:
   """`check` of a tree over the columns `names` (by index) against a parsed law, the tree
   built under the check's guard (SymPy's evaluation of a tree can run for minutes)."""
-  return _verdict(lambda: (model(node, names), truth), None, digits, floor, seconds)
+  return _verdict(_of_tree, (node, list(names), truth), None, digits, floor, seconds)
 
 
 def of_report(rep: dict, names: Sequence[str], formula: str | None, digits: int = DIGITS,
@@ -196,7 +242,7 @@ def of_report(rep: dict, names: Sequence[str], formula: str | None, digits: int 
   if not rep.get("found") or not (rep.get("prefix") or rep.get("expression")):
     return Verdict(False, "no answer").as_dict()
   r2 = rep.get("r2_test")
-  return _verdict(lambda: (answer(rep, names), law(formula, law_names or names)),
+  return _verdict(_of_report, (rep, list(names), formula, law_names and list(law_names)),
                   float("nan") if r2 is None else r2, digits, floor, seconds).as_dict()
 
 

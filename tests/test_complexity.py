@@ -315,3 +315,72 @@ def test_a_guard_inside_another_keeps_the_outer_limit():
   assert C.within(lambda: C.within(lambda: spin(0.05), 5), 5) == "done"
   assert time.monotonic() - t0 < 6
   assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0) and not C._guard["active"]
+
+
+def test_a_callers_alarm_still_fires_during_and_after_the_guarded_work():
+  """The guard borrows the one real-time timer; it once cancelled an alarm its caller had
+  set (signal.alarm, a test runner's timeout), which then never came. The caller's alarm
+  now interrupts guarded work when due, and one due later is set back for what is left."""
+  import signal
+  import time
+
+  class CallerTimeout(Exception):
+    pass
+
+  fired = []
+
+  def handler(signum, frame):
+    fired.append(time.monotonic())
+    raise CallerTimeout
+
+  def spin(seconds):
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+      pass
+    return "done"
+
+  old = signal.signal(signal.SIGALRM, handler)
+  try:
+    t0 = time.monotonic()
+    signal.setitimer(signal.ITIMER_REAL, 0.3)  # due in the middle of the guarded work
+    with pytest.raises(CallerTimeout):
+      C.within(lambda: C.within(lambda: spin(10), 5), 5)
+    assert 0.25 <= fired[-1] - t0 < 1.5  # when due, not at the guard's 5 s
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+    t0 = time.monotonic()
+    signal.setitimer(signal.ITIMER_REAL, 0.6)  # due after it
+    assert C.within(lambda: spin(0.05), 5) == "done"
+    left, _ = signal.getitimer(signal.ITIMER_REAL)
+    assert 0.0 < left <= 0.6
+    with pytest.raises(CallerTimeout):
+      time.sleep(3)
+    assert 0.55 <= fired[-1] - t0 < 2.0
+    assert len(fired) == 2 and signal.getsignal(signal.SIGALRM) is handler
+  finally:
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    signal.signal(signal.SIGALRM, old)
+  assert not C._guard["active"] and C._guard["caller"] is None
+
+
+def test_a_callers_repeating_alarm_keeps_its_interval():
+  import signal
+  import time
+
+  ticks = []
+  old = signal.signal(signal.SIGALRM, lambda *_: ticks.append(time.monotonic()))
+  try:
+    signal.setitimer(signal.ITIMER_REAL, 0.1, 0.1)
+    end = time.monotonic() + 0.55
+
+    def wait():
+      while time.monotonic() < end:
+        time.sleep(0.01)
+      return "done"
+
+    assert C.within(wait, 5) == "done"
+    assert 4 <= len(ticks) <= 6  # every 0.1 s while guarded, not the guard's 50 ms
+    assert signal.getitimer(signal.ITIMER_REAL)[1] == pytest.approx(0.1)
+  finally:
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    signal.signal(signal.SIGALRM, old)

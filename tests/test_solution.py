@@ -6,6 +6,7 @@ import pytest
 import sympy
 
 from lee_jax import expr as E
+from lee_jax import isolated
 from lee_jax import solution
 
 
@@ -84,6 +85,7 @@ def test_sympy_running_over_is_no_solution(monkeypatch):
       pass
 
   monkeypatch.setattr(solution, "_check", spin)
+  monkeypatch.setattr(isolated, "ENABLED", False)  # the patch is in this process only
   t0 = time.monotonic()
   v = solution.check(_found("x", ["x"]), _law("x", ["x"]), seconds=0.2)
   assert v == solution.Verdict(False, "timed out") and time.monotonic() - t0 < 5
@@ -94,8 +96,31 @@ def test_a_sympy_error_is_no_solution(monkeypatch):
     raise ZeroDivisionError("in simplify")
 
   monkeypatch.setattr(solution, "_check", fail)
+  monkeypatch.setattr(isolated, "ENABLED", False)  # the patch is in this process only
   v = solution.check(_found("x", ["x"]), _law("x", ["x"]))
   assert not v.solution and v.reason == "ZeroDivisionError: in simplify"
+
+
+def test_sympys_random_points_are_seeded_and_the_callers_state_kept(monkeypatch):
+  """is_constant tries random points: unseeded, the same check of the same answer took 185
+  CPU s once and timed out the next time. Each check now draws the same points, and a
+  caller's SymPy random state comes back as it was."""
+  from sympy.core import random as sympy_random
+
+  draws = []
+
+  def draw(*args):
+    draws.append((sympy_random.random(), sympy_random._assumptions_rng.random()))
+    return solution.Verdict(True, "difference 0")
+
+  monkeypatch.setattr(solution, "_check", draw)
+  monkeypatch.setattr(isolated, "ENABLED", False)  # the patch is in this process only
+  sympy_random.seed(123)
+  mine = sympy_random.rng.getstate(), sympy_random._assumptions_rng.getstate()
+  for _ in range(2):
+    assert solution.check(_found("x", ["x"]), _law("x", ["x"])).solution
+  assert draws[0] == draws[1]
+  assert (sympy_random.rng.getstate(), sympy_random._assumptions_rng.getstate()) == mine
 
 
 def _rep(node, names, **kw):

@@ -1,0 +1,168 @@
+"""A call under a hard CPU-time limit, in a helper process the kernel can stop.
+
+The in-process guard (`complexity._guarded`) raises from a signal handler, and Python runs
+handlers between bytecodes only, so one long C call cannot be stopped: SymPy's heuristic
+GCD spent over two minutes in one integer gcd of I.15.3t's symbolic-solution check under a
+60 s guard (under some hash seeds; 190 s in all). Here the helper runs the call with
+RLIMIT_CPU set to the limit, so the kernel ends it (SIGXCPU) where the guard could not, and
+the caller's clock is a backstop for a helper that waits instead. The helper also runs with
+PYTHONHASHSEED=0: SymPy's results and times depend on set order, so they repeat by run.
+
+A plain subprocess, as `complexity._Helper` and for its reasons (it imports SymPy, not the
+caller's main module); one per process, started at the first call and again after a stop.
+Where no helper can run (no `resource` module, or it fails to start) the call runs here.
+"""
+
+from __future__ import annotations
+
+import atexit
+import math
+import os
+import pickle
+import select
+import signal
+import struct
+import subprocess
+import sys
+import threading
+
+try:
+  import resource
+except ImportError:  # (not on Windows)
+  resource = None
+
+ENABLED = resource is not None  # tests that patch a module's functions run the call here
+WALL_CAP = 4.0  # a helper that spends this times its CPU limit in wall time is stopped,
+WALL_SLACK = 5.0  # plus this (a new helper first imports SymPy)
+_HEADER = struct.Struct("<Q")
+
+
+class TimedOut(Exception):
+  """The call ran past its limit and was stopped."""
+
+
+class _Helper:
+  """A `python -m lee_jax.isolated` process: pickled (fn, args, seconds) in, (ok, value) out."""
+
+  def __init__(self):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # this lee_jax
+    env = dict(os.environ, PYTHONHASHSEED="0", PYTHONPATH=os.pathsep.join(
+        [root] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    self.proc = subprocess.Popen([sys.executable, "-m", "lee_jax.isolated"], env=env,
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 stderr=subprocess.DEVNULL, start_new_session=True)
+
+  def call(self, fn, args: tuple, seconds: float) -> tuple[bool, object]:
+    """(True, fn(*args)) or (False, the exception it raised); TimedOut if it was stopped,
+    EOFError or OSError if the helper ended or broke for another reason."""
+    payload = pickle.dumps((fn, args, seconds), protocol=pickle.HIGHEST_PROTOCOL)
+    self.proc.stdin.write(_HEADER.pack(len(payload)) + payload)
+    self.proc.stdin.flush()
+    ready, _, _ = select.select([self.proc.stdout], [], [], WALL_CAP * seconds + WALL_SLACK)
+    if not ready:
+      self.close()
+      raise TimedOut
+    header = self.proc.stdout.read(_HEADER.size)
+    if len(header) < _HEADER.size:
+      code = self.proc.wait()
+      if code in (-signal.SIGXCPU, -signal.SIGKILL):
+        raise TimedOut
+      raise EOFError(f"the helper process ended (exit status {code})")
+    return pickle.loads(self.proc.stdout.read(_HEADER.unpack(header)[0]))
+
+  def alive(self) -> bool:
+    return self.proc.poll() is None
+
+  def close(self) -> None:
+    try:
+      self.proc.stdin.close()
+      self.proc.wait(timeout=0.5)
+    except (OSError, subprocess.TimeoutExpired):
+      self.proc.kill()
+      self.proc.wait()
+    self.proc.stdout.close()
+
+
+_lock = threading.Lock()
+_state: dict = {"helper": None, "broken": False}
+
+
+def call(fn, args: tuple, seconds: float):
+  """fn(*args) with at most `seconds` of CPU time (rounded up to whole seconds, the
+  kernel's unit); raises TimedOut past it, and what fn raises as it is. fn must be a
+  module-level function, its arguments and value picklable. Without a helper (none can
+  start, or two in a row broke) it runs here, unlimited."""
+  with _lock:
+    for _ in range(2):
+      if not ENABLED or _state["broken"]:
+        break
+      try:
+        if _state["helper"] is None or not _state["helper"].alive():
+          _state["helper"] = _Helper()
+        ok, value = _state["helper"].call(fn, args, seconds)
+      except TimedOut:
+        _state["helper"] = None
+        raise
+      except (EOFError, OSError, pickle.UnpicklingError):
+        _stop_helper()
+        continue
+      if not ok:
+        raise value
+      return value
+    else:
+      _state["broken"] = True
+  return fn(*args)
+
+
+def _stop_helper() -> None:
+  helper, _state["helper"] = _state["helper"], None
+  if helper is not None:
+    try:
+      helper.close()
+    except OSError:
+      pass
+
+
+def shutdown() -> None:
+  with _lock:
+    _stop_helper()
+
+
+atexit.register(shutdown)
+
+
+def _cpu_used() -> float:
+  usage = resource.getrusage(resource.RUSAGE_SELF)
+  return usage.ru_utime + usage.ru_stime
+
+
+def _serve() -> None:
+  """The helper's loop: each call with RLIMIT_CPU at its limit; ends when stdin closes."""
+  out = os.fdopen(os.dup(1), "wb")
+  os.dup2(2, 1)  # anything the calls print goes to stderr, not into the answers
+  resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # SIGXCPU would otherwise dump core
+  _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+  inp = sys.stdin.buffer
+  while True:
+    header = inp.read(_HEADER.size)
+    if len(header) < _HEADER.size:
+      return
+    fn, args, seconds = pickle.loads(inp.read(_HEADER.unpack(header)[0]))
+    limit = math.ceil(_cpu_used() + seconds)
+    resource.setrlimit(resource.RLIMIT_CPU, (limit if hard == resource.RLIM_INFINITY
+                                             else min(limit, hard), hard))
+    try:
+      answer = (True, fn(*args))
+    except Exception as err:  # noqa: BLE001 -- raised again in the caller
+      answer = (False, err)
+    resource.setrlimit(resource.RLIMIT_CPU, (hard, hard))
+    try:
+      data = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as err:  # noqa: BLE001 -- a value or exception that does not pickle
+      data = pickle.dumps((False, RuntimeError(f"{type(err).__name__}: {err}")))
+    out.write(_HEADER.pack(len(data)) + data)
+    out.flush()
+
+
+if __name__ == "__main__":
+  _serve()

@@ -1,0 +1,61 @@
+"""lee_jax/isolated.py: a call under a hard CPU-time limit, in a helper process."""
+
+import math
+import random
+import time
+
+import pytest
+
+from lee_jax import complexity
+from lee_jax import isolated
+
+
+def _big_pair(bits: int) -> tuple[int, int]:
+  rng = random.Random(0)
+  return rng.getrandbits(bits) | 1, rng.getrandbits(bits - 1000) | 1
+
+
+def test_one_long_c_call_is_stopped_at_the_limit():
+  """SymPy's heuristic GCD once spent 171 s in one math.gcd of two 12M-bit integers, which
+  the in-process guard waits out (this pair takes ~10 s); the kernel stops the helper."""
+  t0 = time.monotonic()
+  with pytest.raises(isolated.TimedOut):
+    isolated.call(math.gcd, _big_pair(3_000_000), 0.5)
+  assert time.monotonic() - t0 < 6
+  t0 = time.monotonic()
+  assert isolated.call(math.gcd, (12, 18), 1.0) == 6  # a new helper after the stop
+  assert time.monotonic() - t0 < 6
+
+
+def test_the_in_process_guard_cannot_stop_it():
+  # what the helper is for: the guard's 0.02 s limit stops this ~1 s call only at its end
+  a, b = _big_pair(1_000_000)
+  t0 = time.process_time()
+  assert complexity.within(lambda: math.gcd(a, b), 0.02) is None
+  assert time.process_time() - t0 > 0.5
+
+
+def test_a_helper_that_waits_is_stopped_by_the_wall_clock(monkeypatch):
+  monkeypatch.setattr(isolated, "WALL_SLACK", 1.0)
+  t0 = time.monotonic()
+  with pytest.raises(isolated.TimedOut):
+    isolated.call(time.sleep, (60,), 0.2)
+  assert time.monotonic() - t0 < isolated.WALL_CAP * 0.2 + 5
+
+
+def test_values_and_exceptions_come_back_as_they_are():
+  assert isolated.call(divmod, (17, 5), 1.0) == (3, 2)
+  with pytest.raises(ValueError, match="invalid literal"):
+    isolated.call(int, ("x",), 1.0)
+  # the helper's hash seed is fixed, so SymPy's set order (and its answers' form) repeat
+  assert isolated.call(isolated.os.getenv, ("PYTHONHASHSEED",), 1.0) == "0"
+
+
+def test_without_a_helper_the_call_runs_here(monkeypatch):
+  isolated.shutdown()
+  monkeypatch.setitem(isolated._state, "broken", False)
+  monkeypatch.setattr(isolated.sys, "executable", "/nonexistent/python")
+  assert isolated.call(divmod, (17, 5), 1.0) == (3, 2)
+  assert isolated._state["broken"] and isolated._state["helper"] is None
+  monkeypatch.setattr(isolated, "ENABLED", False)
+  assert isolated.call(divmod, (9, 4), 1.0) == (2, 1)
