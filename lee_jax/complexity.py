@@ -19,7 +19,6 @@ import math
 import os
 import select
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -29,6 +28,7 @@ from typing import Sequence
 import sympy
 
 from lee_jax import expr as E
+from lee_jax import isolated
 from lee_jax import vocab
 
 SIMPLIFY_SECONDS = 2.0
@@ -332,13 +332,7 @@ class _Helper:
   """
 
   def __init__(self):
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # this lee_jax
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [root] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
-    # Its own session: Ctrl-C in the terminal stops the search, which closes the helper.
-    self.proc = subprocess.Popen([sys.executable, "-m", "lee_jax.complexity"], env=env,
-                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                 stderr=subprocess.DEVNULL, start_new_session=True)
+    self.proc = isolated.start("lee_jax.complexity")
     self.sent: collections.deque[int] = collections.deque()  # indices in flight, in order
     self.buffer = b""
 
@@ -360,13 +354,7 @@ class _Helper:
     return [(self.sent.popleft(), c) for c in counts]
 
   def close(self) -> None:
-    try:
-      self.proc.stdin.close()
-      self.proc.wait(timeout=5)
-    except (OSError, subprocess.TimeoutExpired):
-      self.proc.kill()
-      self.proc.wait()
-    self.proc.stdout.close()
+    isolated.stop(self.proc, 5.0)
 
 
 _helpers: list[_Helper] = []

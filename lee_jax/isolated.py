@@ -34,6 +34,7 @@ except ImportError:  # (not on Windows)
 ENABLED = resource is not None  # tests that patch a module's functions run the call here
 WALL_CAP = 4.0  # a helper that spends this times its CPU limit in wall time is stopped,
 WALL_SLACK = 5.0  # plus this (a new helper first imports SymPy)
+HASH_SEED = "0"  # the helper's PYTHONHASHSEED: SymPy's set order, and so its work, repeat
 _HEADER = struct.Struct("<Q")
 
 
@@ -41,16 +42,33 @@ class TimedOut(Exception):
   """The call ran past its limit and was stopped."""
 
 
+def start(module: str, **env: str) -> subprocess.Popen:
+  """`python -m module` with this lee_jax importable (and `env` set), pipes on its stdin
+  and stdout, in its own session: Ctrl-C in the terminal stops the caller, which closes it."""
+  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # this lee_jax
+  env = dict(os.environ, **env, PYTHONPATH=os.pathsep.join(
+      [root] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+  return subprocess.Popen([sys.executable, "-m", module], env=env, stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                          start_new_session=True)
+
+
+def stop(proc: subprocess.Popen, patience: float) -> None:
+  """Closes a `start`ed process's stdin (it ends on its own), killing it after `patience` s."""
+  try:
+    proc.stdin.close()
+    proc.wait(timeout=patience)
+  except (OSError, subprocess.TimeoutExpired):
+    proc.kill()
+    proc.wait()
+  proc.stdout.close()
+
+
 class _Helper:
   """A `python -m lee_jax.isolated` process: pickled (fn, args, seconds) in, (ok, value) out."""
 
   def __init__(self):
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # this lee_jax
-    env = dict(os.environ, PYTHONHASHSEED="0", PYTHONPATH=os.pathsep.join(
-        [root] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
-    self.proc = subprocess.Popen([sys.executable, "-m", "lee_jax.isolated"], env=env,
-                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                 stderr=subprocess.DEVNULL, start_new_session=True)
+    self.proc = start("lee_jax.isolated", PYTHONHASHSEED=HASH_SEED)
 
   def call(self, fn, args: tuple, seconds: float) -> tuple[bool, object]:
     """(True, fn(*args)) or (False, the exception it raised); TimedOut if it was stopped,
@@ -74,13 +92,7 @@ class _Helper:
     return self.proc.poll() is None
 
   def close(self) -> None:
-    try:
-      self.proc.stdin.close()
-      self.proc.wait(timeout=0.5)
-    except (OSError, subprocess.TimeoutExpired):
-      self.proc.kill()
-      self.proc.wait()
-    self.proc.stdout.close()
+    stop(self.proc, 0.5)
 
 
 _lock = threading.Lock()
