@@ -118,6 +118,9 @@ def call(fn, args: tuple, seconds: float):
       except (EOFError, OSError, pickle.UnpicklingError):
         _stop_helper()
         continue
+      except BaseException:  # interrupted while waiting (Ctrl-C, a caller's alarm): the
+        _stop_helper()  # helper's late reply would answer the next call
+        raise
       if not ok:
         raise value
       return value
