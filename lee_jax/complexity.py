@@ -48,7 +48,8 @@ class _Timeout(Exception):
   pass
 
 
-_guard = {"active": False, "cpu_deadline": 0.0, "wall_deadline": 0.0, "caller": None}
+_guard = {"active": False, "cpu_deadline": 0.0, "wall_deadline": 0.0, "caller": None,
+          "delivering": False}
 
 
 class _CallerAlarm:
@@ -62,18 +63,21 @@ class _CallerAlarm:
     self.due = time.monotonic() + left if left > 0 else math.inf
 
   def deliver(self, signum, frame) -> None:
-    """Runs the caller's handler (its exception, if any, ends the guarded work)."""
-    signal.setitimer(signal.ITIMER_REAL, 0)
-    self.due = time.monotonic() + self.interval if self.interval > 0 else math.inf
-    if self.handler is signal.SIG_DFL:  # SIGALRM's default: the process ends, as it would have
-      signal.signal(signal.SIGALRM, signal.SIG_DFL)
-      os.kill(os.getpid(), signal.SIGALRM)
-    elif callable(self.handler):
-      self.handler(signum, frame)
-      left, interval = signal.getitimer(signal.ITIMER_REAL)
-      if left > 0:  # the handler set the timer again (signal.alarm in a watchdog)
-        self.due, self.interval = time.monotonic() + left, interval
-    # SIG_IGN, or None (a handler not set from Python): nothing to run
+    """Runs the caller's handler (its exception, if any, ends the guarded work) with the
+    timer as the kernel would leave it, the interval re-armed (or off for a one-shot), and
+    takes what the handler left there as its alarm: set again, or cancelled."""
+    signal.setitimer(signal.ITIMER_REAL, self.interval, self.interval)
+    _guard["delivering"] = True  # the guard keeps off the timer meanwhile
+    try:
+      if self.handler is signal.SIG_DFL:  # SIGALRM's default: the process ends, as it would
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGALRM)
+      elif callable(self.handler):  # (SIG_IGN: nothing to run)
+        self.handler(signum, frame)
+    finally:
+      _guard["delivering"] = False
+      left, self.interval = signal.getitimer(signal.ITIMER_REAL)
+      self.due = time.monotonic() + left if left > 0 else math.inf
 
   def restore(self) -> None:
     """Sets the timer back for what is left of the caller's alarm (at once if it is due)."""
@@ -94,12 +98,14 @@ def _alarm(signum, frame):
   # Python runs signal handlers in the main thread, the one the guard watches, so
   # time.thread_time() here is the guarded work's CPU time. Raising inside a gc callback would
   # be swallowed (and printed); the repeating timer fires again 50 ms later, outside it.
-  if not _guard["active"] or _in_gc_callback(frame):
+  if not _guard["active"] or _guard["delivering"] or _in_gc_callback(frame):
     return
   caller = _guard["caller"]
   if caller is not None and time.monotonic() >= caller.due - 1e-3:
-    caller.deliver(signum, frame)
-    _arm()
+    try:
+      caller.deliver(signum, frame)
+    finally:  # (work that swallows the caller's exception is still guarded)
+      _arm()
   if (time.thread_time() >= _guard["cpu_deadline"]
       or time.monotonic() >= _guard["wall_deadline"]):
     raise _Timeout
@@ -107,7 +113,9 @@ def _alarm(signum, frame):
 
 def _arm() -> None:
   """The timer set for the guard's first possible limit or the caller's alarm, whichever
-  comes first, then every 50 ms."""
+  comes first, then every 50 ms (not while the caller's handler runs: the timer is its)."""
+  if _guard["delivering"] or not _guard["active"]:
+    return
   first = _first_alarm()
   if _guard["caller"] is not None:
     first = max(min(first, _guard["caller"].due - time.monotonic()), 1e-3)
@@ -152,14 +160,18 @@ def _guarded(fn, seconds: float):
     _guard["active"] = False
     caller, _guard["caller"] = _guard["caller"], None
     signal.setitimer(signal.ITIMER_REAL, 0)
-    signal.signal(signal.SIGALRM, old)
-    caller.restore()
+    try:
+      signal.signal(signal.SIGALRM, old)
+    finally:
+      caller.restore()
 
 
 def guards_here() -> bool:
   """Whether the time guard can stop work on this thread: Python runs signal handlers on
-  the main thread only (elsewhere guarded work just runs)."""
-  return threading.current_thread() is threading.main_thread()
+  the main thread only (elsewhere guarded work just runs), and a SIGALRM handler set
+  outside Python (getsignal None) could not be put back after."""
+  return (threading.current_thread() is threading.main_thread()
+          and (_guard["active"] or signal.getsignal(signal.SIGALRM) is not None))
 
 
 def _first_alarm() -> float:

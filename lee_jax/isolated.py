@@ -10,7 +10,9 @@ PYTHONHASHSEED=0: SymPy's results and times depend on set order, so they repeat 
 
 A plain subprocess, as `complexity._Helper` and for its reasons (it imports SymPy, not the
 caller's main module); one per process, started at the first call and again after a stop.
-Where no helper can run (no `resource` module, or it fails to start) the call runs here.
+The call runs here instead, with no limit, where no helper can (no `resource` module, or
+none starts) or where the helper cannot take it (an argument that does not pickle, a
+function or class defined in the caller's script).
 """
 
 from __future__ import annotations
@@ -19,12 +21,13 @@ import atexit
 import math
 import os
 import pickle
-import select
+import selectors
 import signal
 import struct
 import subprocess
 import sys
 import threading
+import types
 
 try:
   import resource
@@ -34,12 +37,17 @@ except ImportError:  # (not on Windows)
 ENABLED = resource is not None  # tests that patch a module's functions run the call here
 WALL_CAP = 4.0  # a helper that spends this times its CPU limit in wall time is stopped,
 WALL_SLACK = 5.0  # plus this (a new helper first imports SymPy)
+READY_SECONDS = 60.0  # a helper not ready (imported) by then did not start
 HASH_SEED = "0"  # the helper's PYTHONHASHSEED: SymPy's set order, and so its work, repeat
 _HEADER = struct.Struct("<Q")
 
 
 class TimedOut(Exception):
   """The call ran past its limit and was stopped."""
+
+
+class Failed(Exception):
+  """The helper ended while it ran the call, not by the limit (a crash, a kill)."""
 
 
 def start(module: str, **env: str) -> subprocess.Popen:
@@ -64,20 +72,28 @@ def stop(proc: subprocess.Popen, patience: float) -> None:
   proc.stdout.close()
 
 
+def _readable(stream, seconds: float) -> bool:
+  with selectors.DefaultSelector() as sel:  # (select.select cannot take fds >= 1024)
+    sel.register(stream, selectors.EVENT_READ)
+    return bool(sel.select(seconds))
+
+
 class _Helper:
-  """A `python -m lee_jax.isolated` process: pickled (fn, args, seconds) in, (ok, value) out."""
+  """A `python -m lee_jax.isolated` process: pickled (fn, args, seconds) in, (status,
+  value) out. It says it is ready once imported, so one that cannot start is known here."""
 
   def __init__(self):
     self.proc = start("lee_jax.isolated", PYTHONHASHSEED=HASH_SEED)
+    if not _readable(self.proc.stdout, READY_SECONDS) or self.proc.stdout.read(1) != b"R":
+      stop(self.proc, 0.5)
+      raise OSError("the helper process did not start")
 
-  def call(self, fn, args: tuple, seconds: float) -> tuple[bool, object]:
-    """(True, fn(*args)) or (False, the exception it raised); TimedOut if it was stopped,
-    EOFError or OSError if the helper ended or broke for another reason."""
-    payload = pickle.dumps((fn, args, seconds), protocol=pickle.HIGHEST_PROTOCOL)
+  def call(self, payload: bytes, seconds: float) -> tuple[str, object]:
+    """("ok", value), ("raised", exception) or ("unloadable", None) for a pickled call;
+    TimedOut if it was stopped, EOFError or OSError if the helper ended or broke."""
     self.proc.stdin.write(_HEADER.pack(len(payload)) + payload)
     self.proc.stdin.flush()
-    ready, _, _ = select.select([self.proc.stdout], [], [], WALL_CAP * seconds + WALL_SLACK)
-    if not ready:
+    if not _readable(self.proc.stdout, WALL_CAP * seconds + WALL_SLACK):
       self.close()
       raise TimedOut
     header = self.proc.stdout.read(_HEADER.size)
@@ -101,32 +117,46 @@ _state: dict = {"helper": None, "broken": False}
 
 def call(fn, args: tuple, seconds: float):
   """fn(*args) with at most `seconds` of CPU time (rounded up to whole seconds, the
-  kernel's unit); raises TimedOut past it, and what fn raises as it is. fn must be a
-  module-level function, its arguments and value picklable. Without a helper (none can
-  start, or two in a row broke) it runs here, unlimited."""
+  kernel's unit); raises TimedOut past it, Failed if the helper ended otherwise, and
+  what fn raises as it is. Runs here, unlimited, where no helper can start or the call
+  cannot go to one (fn and its arguments must pickle, and load in a fresh process)."""
+  try:
+    payload = pickle.dumps((fn, args, seconds), protocol=pickle.HIGHEST_PROTOCOL)
+  except Exception:  # noqa: BLE001 -- a lambda, a local class, an object that will not pickle
+    payload = None
   with _lock:
-    for _ in range(2):
-      if not ENABLED or _state["broken"]:
-        break
+    helper = _helper() if payload is not None else None
+    if helper is not None:
       try:
-        if _state["helper"] is None or not _state["helper"].alive():
-          _state["helper"] = _Helper()
-        ok, value = _state["helper"].call(fn, args, seconds)
+        status, value = helper.call(payload, seconds)
       except TimedOut:
         _state["helper"] = None
         raise
-      except (EOFError, OSError, pickle.UnpicklingError):
+      except (EOFError, OSError, pickle.UnpicklingError) as err:
         _stop_helper()
-        continue
+        raise Failed(str(err)) from None
       except BaseException:  # interrupted while waiting (Ctrl-C, a caller's alarm): the
         _stop_helper()  # helper's late reply would answer the next call
         raise
-      if not ok:
+      if status == "ok":
+        return value
+      if status == "raised":
         raise value
-      return value
-    else:
+  return fn(*args)  # (status "unloadable": defined in the caller's script)
+
+
+def _helper() -> _Helper | None:
+  """The running helper, started if need be; None where none can start."""
+  if not ENABLED or _state["broken"]:
+    return None
+  if _state["helper"] is None or not _state["helper"].alive():
+    _stop_helper()
+    try:
+      _state["helper"] = _Helper()
+    except OSError:
       _state["broken"] = True
-  return fn(*args)
+      return None
+  return _state["helper"]
 
 
 def _stop_helper() -> None:
@@ -151,32 +181,49 @@ def _cpu_used() -> float:
   return usage.ru_utime + usage.ru_stime
 
 
+def _reply(out, answer: tuple[str, object]) -> None:
+  try:
+    data = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
+  except Exception as err:  # noqa: BLE001 -- a value or exception that does not pickle
+    data = pickle.dumps(("raised", RuntimeError(f"{type(err).__name__}: {err}")))
+  out.write(_HEADER.pack(len(data)) + data)
+  out.flush()
+
+
 def _serve() -> None:
   """The helper's loop: each call with RLIMIT_CPU at its limit; ends when stdin closes."""
   out = os.fdopen(os.dup(1), "wb")
   os.dup2(2, 1)  # anything the calls print goes to stderr, not into the answers
+  # The caller's script is not this one: a function of its __main__ must not load as a
+  # namesake here (it is "unloadable", and runs in the caller)
+  sys.modules["__main__"] = types.ModuleType("__main__")
+  # SIGXCPU must end the process: its default, which an ignored or blocked SIGXCPU
+  # inherited through exec would undo (and with no hard limit no SIGKILL follows)
+  signal.signal(signal.SIGXCPU, signal.SIG_DFL)
+  signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGXCPU})
   resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # SIGXCPU would otherwise dump core
   _, hard = resource.getrlimit(resource.RLIMIT_CPU)
   inp = sys.stdin.buffer
+  out.write(b"R")
+  out.flush()
   while True:
     header = inp.read(_HEADER.size)
     if len(header) < _HEADER.size:
       return
-    fn, args, seconds = pickle.loads(inp.read(_HEADER.unpack(header)[0]))
+    try:
+      fn, args, seconds = pickle.loads(inp.read(_HEADER.unpack(header)[0]))
+    except BaseException:  # noqa: BLE001 -- e.g. a function of the caller's __main__
+      _reply(out, ("unloadable", None))
+      continue
     limit = math.ceil(_cpu_used() + seconds)
     resource.setrlimit(resource.RLIMIT_CPU, (limit if hard == resource.RLIM_INFINITY
                                              else min(limit, hard), hard))
     try:
-      answer = (True, fn(*args))
-    except Exception as err:  # noqa: BLE001 -- raised again in the caller
-      answer = (False, err)
+      answer = ("ok", fn(*args))
+    except BaseException as err:  # noqa: BLE001 -- raised again in the caller (SystemExit too)
+      answer = ("raised", err)
     resource.setrlimit(resource.RLIMIT_CPU, (hard, hard))
-    try:
-      data = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception as err:  # noqa: BLE001 -- a value or exception that does not pickle
-      data = pickle.dumps((False, RuntimeError(f"{type(err).__name__}: {err}")))
-    out.write(_HEADER.pack(len(data)) + data)
-    out.flush()
+    _reply(out, answer)
 
 
 if __name__ == "__main__":

@@ -384,3 +384,67 @@ def test_a_callers_repeating_alarm_keeps_its_interval():
   finally:
     signal.setitimer(signal.ITIMER_REAL, 0)
     signal.signal(signal.SIGALRM, old)
+
+
+def _spin_swallowing(seconds, swallow):
+  """CPU work for `seconds` that swallows `swallow` as SymPy's broad excepts would."""
+  import time
+
+  end = time.thread_time() + seconds
+  while time.thread_time() < end:
+    try:
+      sum(range(1000))
+    except swallow:
+      pass
+  return "done"
+
+
+def test_the_guard_holds_after_a_callers_alarm_and_keeps_off_its_timer():
+  """Found in review: a caller's handler that raised left the guard's timer off (work that
+  swallowed the exception then ran unguarded); one that cancelled its repeating timer
+  was taken for one that set nothing; one that did guarded work itself had the guard's
+  timer taken for its own."""
+  import signal
+  import time
+
+  class CallerTimeout(Exception):
+    pass
+
+  def raising(*_):
+    raise CallerTimeout
+
+  old = signal.signal(signal.SIGALRM, raising)
+  try:
+    signal.setitimer(signal.ITIMER_REAL, 0.1)
+    t0 = time.monotonic()
+    assert C.within(lambda: _spin_swallowing(4, CallerTimeout), 0.5) is None
+    assert time.monotonic() - t0 < 2  # the guard's 0.5 s, not the work's 4 s
+
+    ticks = []
+
+    def cancel_at_three(*_):
+      ticks.append(1)
+      if len(ticks) == 3:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+    signal.signal(signal.SIGALRM, cancel_at_three)
+    signal.setitimer(signal.ITIMER_REAL, 0.05, 0.05)
+    assert C.within(lambda: _spin_swallowing(0.6, ()), 5) == "done"
+    time.sleep(0.3)
+    assert len(ticks) == 3 and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+    calls = []
+
+    def guarded_handler(*_):  # a handler that simplifies under the guard itself
+      calls.append(1)
+      C.simplify(sympy.Symbol("x") + 1)
+
+    signal.signal(signal.SIGALRM, guarded_handler)
+    signal.setitimer(signal.ITIMER_REAL, 0.05)  # one-shot
+    assert C.within(lambda: _spin_swallowing(0.5, ()), 5) == "done"
+    time.sleep(0.3)
+    assert len(calls) == 1 and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+  finally:
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    signal.signal(signal.SIGALRM, old)
+  assert not C._guard["active"] and not C._guard["delivering"]

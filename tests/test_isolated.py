@@ -80,3 +80,52 @@ def test_an_interrupted_call_leaves_no_late_reply_for_the_next():
     signal.setitimer(signal.ITIMER_REAL, 0)
     signal.signal(signal.SIGALRM, old)
   assert isolated.call(divmod, (17, 5), 1.0) == (3, 2)
+
+
+def _square(x):  # in a module the helper cannot import (tests/ is not on its path)
+  return x * x
+
+
+def test_calls_the_helper_cannot_take_run_here_and_keep_it():
+  """A call that does not pickle (a lambda among the arguments) or does not load in a fresh
+  process (a function of the caller's own script) runs here; the helper stays, limits on."""
+  assert isolated.call(divmod, (17, 5), 1.0) == (3, 2)
+  pid = isolated._state["helper"].proc.pid
+  assert isolated.call(len, ([lambda: 0],), 1.0) == 1
+  assert isolated.call(_square, (7,), 1.0) == 49
+  with pytest.raises(SystemExit):  # raised in the helper, raised again here
+    isolated.call(isolated.sys.exit, (3,), 1.0)
+  assert isolated._state["helper"].proc.pid == pid and not isolated._state["broken"]
+  with pytest.raises(isolated.TimedOut):
+    isolated.call(math.gcd, _big_pair(3_000_000), 0.5)
+
+
+def test_an_ignored_sigxcpu_does_not_lift_the_limit():
+  # an ignored or blocked signal passes through exec; the helper sets SIGXCPU back
+  import signal
+
+  isolated.shutdown()
+  old = signal.signal(signal.SIGXCPU, signal.SIG_IGN)
+  signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGXCPU})
+  try:
+    t0 = time.monotonic()
+    with pytest.raises(isolated.TimedOut):
+      isolated.call(math.gcd, _big_pair(3_000_000), 0.5)
+    assert time.monotonic() - t0 < 6
+  finally:
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGXCPU})
+    signal.signal(signal.SIGXCPU, old)
+    isolated.shutdown()
+
+
+def test_a_helper_that_dies_under_a_call_is_a_failure_not_a_rerun_here():
+  import os
+  import signal
+  import threading
+
+  isolated.call(divmod, (1, 1), 1.0)
+  pid = isolated._state["helper"].proc.pid
+  threading.Timer(0.3, os.kill, (pid, signal.SIGTERM)).start()
+  with pytest.raises(isolated.Failed, match="exit status"):
+    isolated.call(time.sleep, (3,), 5.0)
+  assert not isolated._state["broken"] and isolated.call(divmod, (17, 5), 1.0) == (3, 2)
