@@ -15,15 +15,16 @@ off (under noise, or a unit factor) still counts. Their check (cavalab/srbench,
 
 What is ours: the SymPy work (building the answer too) runs under a CPU-time guard (SRBench's
 harness had a wall-clock alarm), in a helper process the kernel stops where the guard cannot
-(`isolated`), and running over counts as no solution and is reported as such; a model the rounding makes 0 or not finite (every float of it under 1e-4: 3e-5*x)
-is no solution (SymPy calls 0, nan and zoo constant, so SRBench's rule would call such a
-model a solution of any law); a cell with no answer counts as no solution, as SRBench
+(`isolated`), and running over counts as no solution and is reported as such; a model the
+rounding makes 0 or not finite (every float of it under 1e-4: 3e-5*x) is no solution
+(SymPy calls 0, nan and zoo constant, so SRBench's rule would call such a model a solution
+of any law); a cell with no answer counts as no solution, as SRBench
 counts a failed trial. SRBench's history holds two roundings (3 decimals with the 1e-4
 floor in its later code, 6 without it in an earlier one), so `digits` is a parameter (3 by
 default). SymPy's random points (is_constant) come from a fixed seed, and the helper's hash
-seed is fixed, so a verdict and its time repeat (SRBench left both to chance). The answer is the form SRBench's harness
-receives from us (`srbench_method.model`: simplified under real symbols, printed at full
-precision), over plain symbols from there on.
+seed is fixed, so a verdict and its time repeat (SRBench left both to chance). The answer is
+the form SRBench's harness receives from us (`srbench_method.model`: simplified under real
+symbols, printed at full precision), over plain symbols from there on.
 """
 
 from __future__ import annotations
