@@ -33,6 +33,7 @@ from lee_jax import progress as progress_lib
 from lee_jax import score
 from lee_jax import search
 from lee_jax import solution
+from lee_jax import sympy_form
 from lee_jax import trial as trial_lib
 
 
@@ -336,12 +337,12 @@ class LEERegressor:
     columns = trial_lib.pysr_columns([c.r2_val for c in front], [c.complexity for c in front],
                                      data.y_val, data.w_val)
     names = E.formula_names(ds.feature_names)
-    simple = [trial_lib.simplified(c.node, names) for c in front]
+    simple = [sympy_form.simplified(c.node, names) for c in front]
     self.equations_ = [
         {"complexity": c.complexity, "r2_val": c.r2_val, "loss": loss, "score": gain,
          "prefix": " ".join(E.to_prefix(c.node)),
-         "expression": str(trial_lib.rounded(s)),  # to read: 4 significant figures
-         "equation": str(trial_lib.rounded(s, None))}  # full precision (PySR's column name)
+         "expression": str(sympy_form.rounded(s)),  # to read: 4 significant figures
+         "equation": str(sympy_form.rounded(s, None))}  # full precision (PySR's column name)
         for c, s, (loss, gain) in zip(front, simple, columns)]
     if not result.winner.r2_val > 0:  # (the mean itself is always a candidate)
       warnings.warn(
@@ -444,7 +445,7 @@ class LEERegressor:
     if digits is not None and not (datasets.is_integer(digits) and digits >= 1):
       raise ValueError(f"digits must be an integer >= 1 (or None: full precision), got {digits!r}")
     names = E.formula_names([self.feature_names_in_[i] for i in self.selected_features_])
-    return trial_lib.sympy_of(node, names, digits)
+    return sympy_form.sympy_of(node, names, digits)
 
   def latex(self, index: int | None = None) -> str:
     """sympy()'s LaTeX, column names of several letters upright (\\mathrm{mass})."""

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import importlib
 import re
 from typing import Sequence
 
@@ -41,6 +40,7 @@ from lee_jax import complexity
 from lee_jax import datasets
 from lee_jax import expr as E
 from lee_jax import isolated
+from lee_jax import sympy_form
 
 DIGITS = 3
 FLOOR = 1e-4  # floats smaller than this in size round to 0 (SRBench's later round_floats)
@@ -113,8 +113,7 @@ def law(formula: str, names: Sequence[str]) -> sympy.Expr:
 def model(node: E.Node, names: Sequence[str]) -> sympy.Expr:
   """A found tree over the columns (by index) as SRBench's harness receives it
   (`srbench_method.model`: the simplified form at full precision), as plain symbols."""
-  from lee_jax import trial  # (deferred: trial imports JAX, which the check does not need)
-  return plain(trial.sympy_of(node, list(names), digits=None))
+  return plain(sympy_form.sympy_of(node, list(names), digits=None))
 
 
 def answer(rep: dict, names: Sequence[str]) -> sympy.Expr:
@@ -195,8 +194,6 @@ def _of_report(rep: dict, names: Sequence[str], formula: str,
 def _verdict_here(build, args: tuple, digits: int, floor: float | None,
                   seconds: float) -> Verdict:
   """The verdict on build(*args) -> (answer, law), built and checked under one time guard."""
-  if build is not _given:  # building reads trial's printer: its import (JAX, ~1.5 s in a
-    importlib.import_module("lee_jax.trial")  # new helper) is not the check's own time
   try:
     with _seeded():
       out = complexity.within(lambda: _check(*build(*args), digits, floor), seconds)

@@ -37,3 +37,24 @@ from hypothesis import settings  # noqa: E402
 # Same examples on every run: CI must not turn red on a newly drawn example.
 settings.register_profile("lee", derandomize=True, deadline=None)
 settings.load_profile("lee")
+
+
+import signal  # noqa: E402
+
+import pytest  # noqa: E402
+
+
+class AlarmRaised(Exception):
+  """What the `raising_alarm` fixture's SIGALRM handler raises."""
+
+
+@pytest.fixture
+def raising_alarm():
+  """A caller's SIGALRM handler that raises AlarmRaised; handler and timer put back after."""
+  def handler(*_):
+    raise AlarmRaised
+
+  old = signal.signal(signal.SIGALRM, handler)
+  yield AlarmRaised
+  signal.setitimer(signal.ITIMER_REAL, 0)
+  signal.signal(signal.SIGALRM, old)

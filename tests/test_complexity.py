@@ -264,7 +264,7 @@ def test_building_the_sympy_expression_is_guarded_too(monkeypatch):
 
 
 def test_build_falls_back_to_the_unevaluated_tree(monkeypatch):
-  """What a report prints (trial.sympy_of, the per-round and Pareto expressions) goes through
+  """What a report prints (sympy_form.sympy_of, the per-round and Pareto expressions) goes through
   complexity.build: a construction that runs over the limit is redone unevaluated."""
   import time
 
@@ -399,7 +399,7 @@ def _spin_swallowing(seconds, swallow):
   return "done"
 
 
-def test_the_guard_holds_after_a_callers_alarm_and_keeps_off_its_timer():
+def test_the_guard_holds_after_a_callers_alarm_and_keeps_off_its_timer(raising_alarm):
   """Found in review: a caller's handler that raised left the guard's timer off (work that
   swallowed the exception then ran unguarded); one that cancelled its repeating timer
   was taken for one that set nothing; one that did guarded work itself had the guard's
@@ -407,44 +407,33 @@ def test_the_guard_holds_after_a_callers_alarm_and_keeps_off_its_timer():
   import signal
   import time
 
-  class CallerTimeout(Exception):
-    pass
+  signal.setitimer(signal.ITIMER_REAL, 0.1)
+  t0 = time.monotonic()
+  assert C.within(lambda: _spin_swallowing(4, raising_alarm), 0.5) is None
+  assert time.monotonic() - t0 < 2  # the guard's 0.5 s, not the work's 4 s
 
-  def raising(*_):
-    raise CallerTimeout
+  ticks = []
 
-  old = signal.signal(signal.SIGALRM, raising)
-  try:
-    signal.setitimer(signal.ITIMER_REAL, 0.1)
-    t0 = time.monotonic()
-    assert C.within(lambda: _spin_swallowing(4, CallerTimeout), 0.5) is None
-    assert time.monotonic() - t0 < 2  # the guard's 0.5 s, not the work's 4 s
+  def cancel_at_three(*_):
+    ticks.append(1)
+    if len(ticks) == 3:
+      signal.setitimer(signal.ITIMER_REAL, 0)
 
-    ticks = []
+  signal.signal(signal.SIGALRM, cancel_at_three)
+  signal.setitimer(signal.ITIMER_REAL, 0.05, 0.05)
+  assert C.within(lambda: _spin_swallowing(0.6, ()), 5) == "done"
+  time.sleep(0.3)
+  assert len(ticks) == 3 and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
 
-    def cancel_at_three(*_):
-      ticks.append(1)
-      if len(ticks) == 3:
-        signal.setitimer(signal.ITIMER_REAL, 0)
+  calls = []
 
-    signal.signal(signal.SIGALRM, cancel_at_three)
-    signal.setitimer(signal.ITIMER_REAL, 0.05, 0.05)
-    assert C.within(lambda: _spin_swallowing(0.6, ()), 5) == "done"
-    time.sleep(0.3)
-    assert len(ticks) == 3 and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+  def guarded_handler(*_):  # a handler that simplifies under the guard itself
+    calls.append(1)
+    C.simplify(sympy.Symbol("x") + 1)
 
-    calls = []
-
-    def guarded_handler(*_):  # a handler that simplifies under the guard itself
-      calls.append(1)
-      C.simplify(sympy.Symbol("x") + 1)
-
-    signal.signal(signal.SIGALRM, guarded_handler)
-    signal.setitimer(signal.ITIMER_REAL, 0.05)  # one-shot
-    assert C.within(lambda: _spin_swallowing(0.5, ()), 5) == "done"
-    time.sleep(0.3)
-    assert len(calls) == 1 and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
-  finally:
-    signal.setitimer(signal.ITIMER_REAL, 0)
-    signal.signal(signal.SIGALRM, old)
+  signal.signal(signal.SIGALRM, guarded_handler)
+  signal.setitimer(signal.ITIMER_REAL, 0.05)  # one-shot
+  assert C.within(lambda: _spin_swallowing(0.5, ()), 5) == "done"
+  time.sleep(0.3)
+  assert len(calls) == 1 and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
   assert not C._guard["active"] and not C._guard["delivering"]

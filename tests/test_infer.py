@@ -144,11 +144,11 @@ def test_search_with_a_checkpoint_prints_the_answer_and_writes_json(ckpt, tmp_pa
   # did, the answer at full precision (the prefix holds 3 digits)
   from lee_jax import expr as E
   from lee_jax import plot_result
-  from lee_jax import trial
+  from lee_jax import sympy_form
   assert res["input"] == {"dataset": "strogatz_shearflow1", "data_dir": None,
                           "select_k_best": None}
   node = E.with_constants(E.from_prefix(t["prefix"].split()), t["constants"])
-  assert str(trial.sympy_of(node, ["x", "y"])) == t["expression"]
+  assert str(sympy_form.sympy_of(node, ["x", "y"])) == t["expression"]
   drawn = plot_result.redraw(out, tmp_path / "again.png")
   assert [p.name for p in drawn] == ["again_trial1.png", "again_trial2.png"]
   assert all(p.read_bytes()[:4] == b"\x89PNG" for p in drawn)

@@ -61,24 +61,11 @@ def test_without_a_helper_the_call_runs_here(monkeypatch):
   assert isolated.call(divmod, (9, 4), 1.0) == (2, 1)
 
 
-def test_an_interrupted_call_leaves_no_late_reply_for_the_next():
-  import signal
-
-  class Interrupted(Exception):
-    pass
-
-  def interrupt(*_):
-    raise Interrupted
-
-  old = signal.signal(signal.SIGALRM, interrupt)
-  try:
-    isolated.call(divmod, (1, 1), 1.0)  # a helper running
-    signal.setitimer(signal.ITIMER_REAL, 0.3)
-    with pytest.raises(Interrupted):  # (the reply, 1.0 s later, would be None)
-      isolated.call(time.sleep, (1.0,), 5.0)
-  finally:
-    signal.setitimer(signal.ITIMER_REAL, 0)
-    signal.signal(signal.SIGALRM, old)
+def test_an_interrupted_call_leaves_no_late_reply_for_the_next(raising_alarm):
+  isolated.call(divmod, (1, 1), 1.0)  # a helper running
+  isolated.signal.setitimer(isolated.signal.ITIMER_REAL, 0.3)
+  with pytest.raises(raising_alarm):  # (the reply, 1.0 s later, would be None)
+    isolated.call(time.sleep, (1.0,), 5.0)
   assert isolated.call(divmod, (17, 5), 1.0) == (3, 2)
 
 

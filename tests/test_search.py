@@ -13,6 +13,7 @@ from lee_jax import expr as E
 from lee_jax import factored
 from lee_jax import score
 from lee_jax import search
+from lee_jax import sympy_form
 from lee_jax import transformed
 from lee_jax import trial
 from lee_jax import vocab
@@ -222,23 +223,23 @@ def test_whole_constants_print_as_integers():
   # a whole float prints whole (-1.0*cos(x - y) from SymPy's trig passes); in print, one
   # whole to 1e-9 too, while the full-precision form keeps it as it is
   node = E.from_prefix("add mul + 2 . 0 0 e + 0 0 x0 mul + 4 . 7 6 e + 0 0 x1".split())
-  assert str(trial.sympy_of(node, ["a", "b"])) == "2*a + 4.76*b"
+  assert str(sympy_form.sympy_of(node, ["a", "b"])) == "2*a + 4.76*b"
   near = E.with_constants(node, [2.0 + 4e-12, 4.76])
-  assert str(trial.sympy_of(near, ["a", "b"])) == "2*a + 4.76*b"
-  assert "2.000000000004" in str(trial.sympy_of(near, ["a", "b"], digits=None))
+  assert str(sympy_form.sympy_of(near, ["a", "b"])) == "2*a + 4.76*b"
+  assert "2.000000000004" in str(sympy_form.sympy_of(near, ["a", "b"], digits=None))
   fitted = E.with_constants(node, [2.001, 4.76])
-  assert str(trial.sympy_of(fitted, ["a", "b"])) == "2.001*a + 4.76*b"
+  assert str(sympy_form.sympy_of(fitted, ["a", "b"])) == "2.001*a + 4.76*b"
   # a small constant is within 1e-9 of 0 but no rounding error of it (it printed as 0)
   small = E.with_constants(node, [3e-10, 4.7e-12])
-  assert str(trial.sympy_of(small, ["a", "b"])) == "3.0e-10*a + 4.7e-12*b"
+  assert str(sympy_form.sympy_of(small, ["a", "b"])) == "3.0e-10*a + 4.7e-12*b"
   # and every term stays in print, however small its coefficient: what it weighs depends on
   # the columns (2e-10 a is the main part where a ~ 1e12: it printed as b; 1e-7 beside
   # 1e3 a where a ~ 1e-10: it printed as 1000 a)
   large = E.with_constants(node, [2e-10, 1.0])
-  assert str(trial.sympy_of(large, ["a", "b"])) == "2.0e-10*a + b"
+  assert str(sympy_form.sympy_of(large, ["a", "b"])) == "2.0e-10*a + b"
   plus = E.from_prefix("add mul + 2 . 0 0 e + 0 0 x0 + 4 . 7 6 e + 0 0".split())
   offset = E.with_constants(plus, [1e3, 1e-7])
-  assert str(trial.sympy_of(offset, ["a", "b"])) == "1000*a + 1.0e-7"
+  assert str(sympy_form.sympy_of(offset, ["a", "b"])) == "1000*a + 1.0e-7"
 
 
 def test_trial_picks_the_round_with_the_best_validation_r2(eng, data):
