@@ -102,7 +102,11 @@ class _Helper:
       if code in (-signal.SIGXCPU, -signal.SIGKILL):
         raise TimedOut
       raise EOFError(f"the helper process ended (exit status {code})")
-    return pickle.loads(self.proc.stdout.read(_HEADER.unpack(header)[0]))
+    data = self.proc.stdout.read(_HEADER.unpack(header)[0])
+    try:
+      return pickle.loads(data)
+    except Exception as err:  # noqa: BLE001 -- e.g. an exception whose class will not rebuild
+      raise pickle.UnpicklingError(f"an unreadable reply: {type(err).__name__}: {err}") from None
 
   def alive(self) -> bool:
     return self.proc.poll() is None

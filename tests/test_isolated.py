@@ -116,3 +116,4 @@ def test_a_helper_that_dies_under_a_call_is_a_failure_not_a_rerun_here():
   with pytest.raises(isolated.Failed, match="exit status"):
     isolated.call(time.sleep, (3,), 5.0)
   assert not isolated._state["broken"] and isolated.call(divmod, (17, 5), 1.0) == (3, 2)
+
