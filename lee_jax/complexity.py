@@ -17,7 +17,6 @@ import gc
 import importlib
 import math
 import os
-import select
 import signal
 import sys
 import threading
@@ -444,7 +443,7 @@ class Job:
     busy = [h for h in self.live if h.sent]
     if not busy:
       return True
-    ready, _, _ = select.select(busy, [], [], timeout)
+    ready = isolated.readable(busy, timeout)
     for h in ready:
       try:
         self.out.update(h.receive())

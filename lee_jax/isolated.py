@@ -72,10 +72,13 @@ def stop(proc: subprocess.Popen, patience: float) -> None:
   proc.stdout.close()
 
 
-def _readable(stream, seconds: float) -> bool:
-  with selectors.DefaultSelector() as sel:  # (select.select cannot take fds >= 1024)
-    sel.register(stream, selectors.EVENT_READ)
-    return bool(sel.select(seconds))
+def readable(streams: list, seconds: float) -> list:
+  """Those of `streams` (objects with a fileno) that have something to read, waiting up to
+  `seconds` for one (select.select cannot take file descriptors >= 1024)."""
+  with selectors.DefaultSelector() as sel:
+    for stream in streams:
+      sel.register(stream, selectors.EVENT_READ)
+    return [key.fileobj for key, _ in sel.select(seconds)]
 
 
 class _Helper:
@@ -84,7 +87,7 @@ class _Helper:
 
   def __init__(self):
     self.proc = start("lee_jax.isolated", PYTHONHASHSEED=HASH_SEED)
-    if not _readable(self.proc.stdout, READY_SECONDS) or self.proc.stdout.read(1) != b"R":
+    if not readable([self.proc.stdout], READY_SECONDS) or self.proc.stdout.read(1) != b"R":
       stop(self.proc, 0.5)
       raise OSError("the helper process did not start")
 
@@ -93,7 +96,7 @@ class _Helper:
     TimedOut if it was stopped, EOFError or OSError if the helper ended or broke."""
     self.proc.stdin.write(_HEADER.pack(len(payload)) + payload)
     self.proc.stdin.flush()
-    if not _readable(self.proc.stdout, WALL_CAP * seconds + WALL_SLACK):
+    if not readable([self.proc.stdout], WALL_CAP * seconds + WALL_SLACK):
       self.close()
       raise TimedOut
     header = self.proc.stdout.read(_HEADER.size)

@@ -117,3 +117,39 @@ def test_a_helper_that_dies_under_a_call_is_a_failure_not_a_rerun_here():
     isolated.call(time.sleep, (3,), 5.0)
   assert not isolated._state["broken"] and isolated.call(divmod, (17, 5), 1.0) == (3, 2)
 
+
+
+
+def test_helpers_whose_pipes_are_past_fd_1024():
+  """Found in review: select.select refuses file descriptors >= 1024 (a process holding
+  many files); this helper and complexity's wait with selectors (`isolated.readable`)."""
+  import os
+  import resource
+
+  import numpy as np
+
+  from lee_jax import expr as E
+  from lee_jax import grammar
+
+  soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+  if hard != resource.RLIM_INFINITY and hard < 1200:
+    pytest.skip(f"this machine allows {hard} open files")
+  resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1200), hard))
+  fds = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+  try:
+    isolated.shutdown()
+    assert isolated.call(divmod, (17, 5), 1.0) == (3, 2)
+    assert isolated._state["helper"].proc.stdout.fileno() >= 1024
+    rng = np.random.default_rng(3)
+    trees = [grammar.sample(rng, n_vars=2)[0] for _ in range(12)]
+    complexity.cache.data.clear()
+    here = [complexity.count_simplified(tuple(E.to_prefix(complexity.constant_pattern(t))))
+            for t in trees]
+    complexity.cache.data.clear()
+    assert complexity.complexities(trees, helpers=1) == here
+  finally:
+    isolated.shutdown()
+    complexity.shutdown_helpers()
+    for fd in fds:
+      os.close(fd)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
