@@ -97,8 +97,7 @@ class _Helper:
     self.proc.stdin.write(_HEADER.pack(len(payload)) + payload)
     self.proc.stdin.flush()
     if not readable([self.proc.stdout], WALL_CAP * seconds + WALL_SLACK):
-      self.close()
-      raise TimedOut
+      raise TimedOut  # (the caller stops it)
     header = self.proc.stdout.read(_HEADER.size)
     if len(header) < _HEADER.size:
       code = self.proc.wait()
@@ -136,8 +135,8 @@ def call(fn, args: tuple, seconds: float):
     if helper is not None:
       try:
         status, value = helper.call(payload, seconds)
-      except TimedOut:
-        _state["helper"] = None
+      except TimedOut:  # stopped by the kernel, or by the clock: either way its pipes go
+        _stop_helper()
         raise
       except (EOFError, OSError, pickle.UnpicklingError) as err:
         _stop_helper()
