@@ -491,6 +491,19 @@ class Job:
 _active: Job | None = None
 
 
+def _forget_after_fork() -> None:
+  """In a forked child: no helpers and no job of the parent's. Their pipes carry the
+  parent's prefixes, so the child's would be answered crosswise; the child starts its own
+  (`isolated._forget_after_fork`, likewise)."""
+  global _active
+  _helpers.clear()
+  _active = None
+
+
+if hasattr(os, "register_at_fork"):
+  os.register_at_fork(after_in_child=_forget_after_fork)
+
+
 def submit(nodes: Sequence[E.Node], helpers: int = 0, background: bool = False,
            exact: bool = False, light: bool = False) -> Job:
   """Start computing C(e) of each node (see `complexities`); `.result()` returns them."""

@@ -27,6 +27,7 @@ import struct
 import subprocess
 import sys
 import threading
+import time
 import types
 
 try:
@@ -37,7 +38,8 @@ except ImportError:  # (not on Windows)
 ENABLED = resource is not None  # tests that patch a module's functions run the call here
 WALL_CAP = 4.0  # a helper that spends this times its CPU limit in wall time is stopped,
 WALL_SLACK = 5.0  # plus this (a new helper first imports SymPy)
-READY_SECONDS = 60.0  # a helper not ready (imported) by then did not start
+READY_SECONDS = 60.0  # a helper not ready (imported) by then did not start,
+RETRY_SECONDS = 600.0  # and calls run in the caller this long before the next start
 HASH_SEED = "0"  # the helper's PYTHONHASHSEED: SymPy's set order, and so its work, repeat
 _HEADER = struct.Struct("<Q")
 
@@ -118,7 +120,7 @@ class _Helper:
 
 
 _lock = threading.Lock()
-_state: dict = {"helper": None, "broken": False}
+_state: dict = {"helper": None, "retry_at": 0.0}  # (time.monotonic's clock)
 
 
 def call(fn, args: tuple, seconds: float):
@@ -152,15 +154,16 @@ def call(fn, args: tuple, seconds: float):
 
 
 def _helper() -> _Helper | None:
-  """The running helper, started if need be; None where none can start."""
-  if not ENABLED or _state["broken"]:
+  """The running helper, started if need be; None where none can start (tried again
+  RETRY_SECONDS after a failed start: a box too loaded to start one may not stay so)."""
+  if not ENABLED or time.monotonic() < _state["retry_at"]:
     return None
   if _state["helper"] is None or not _state["helper"].alive():
     _stop_helper()
     try:
       _state["helper"] = _Helper()
     except OSError:
-      _state["broken"] = True
+      _state["retry_at"] = time.monotonic() + RETRY_SECONDS
       return None
   return _state["helper"]
 
@@ -180,6 +183,20 @@ def shutdown() -> None:
 
 
 atexit.register(shutdown)
+
+
+def _forget_after_fork() -> None:
+  """In a forked child: a lock of its own (another thread of the parent may have held this
+  one at the fork, and would never release it here) and no helper (the parent's pipes
+  carry the parent's calls; the child starts its own). The parent's helper is dropped,
+  not stopped: it is not the child's."""
+  global _lock
+  _lock = threading.Lock()
+  _state.update(helper=None, retry_at=0.0)
+
+
+if hasattr(os, "register_at_fork"):
+  os.register_at_fork(after_in_child=_forget_after_fork)
 
 
 def _cpu_used() -> float:

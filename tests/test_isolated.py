@@ -51,12 +51,18 @@ def test_values_and_exceptions_come_back_as_they_are():
   assert isolated.call(isolated.os.getenv, ("PYTHONHASHSEED",), 1.0) == "0"
 
 
-def test_without_a_helper_the_call_runs_here(monkeypatch):
+def test_without_a_helper_the_call_runs_here_until_the_next_try(monkeypatch):
   isolated.shutdown()
-  monkeypatch.setitem(isolated._state, "broken", False)
-  monkeypatch.setattr(isolated.sys, "executable", "/nonexistent/python")
-  assert isolated.call(divmod, (17, 5), 1.0) == (3, 2)
-  assert isolated._state["broken"] and isolated._state["helper"] is None
+  monkeypatch.setitem(isolated._state, "retry_at", 0.0)
+  with monkeypatch.context() as m:
+    m.setattr(isolated.sys, "executable", "/nonexistent/python")
+    assert isolated.call(divmod, (17, 5), 1.0) == (3, 2)
+  assert isolated._state["helper"] is None
+  assert isolated._state["retry_at"] > time.monotonic() + isolated.RETRY_SECONDS - 60
+  assert isolated.call(divmod, (9, 4), 1.0) == (2, 1)  # here: no start before that time
+  assert isolated._state["helper"] is None
+  isolated._state["retry_at"] = time.monotonic()  # the time has come: a helper starts
+  assert isolated.call(divmod, (9, 4), 1.0) == (2, 1) and isolated._state["helper"] is not None
   monkeypatch.setattr(isolated, "ENABLED", False)
   assert isolated.call(divmod, (9, 4), 1.0) == (2, 1)
 
@@ -82,7 +88,7 @@ def test_calls_the_helper_cannot_take_run_here_and_keep_it():
   assert isolated.call(_square, (7,), 1.0) == 49
   with pytest.raises(SystemExit):  # raised in the helper, raised again here
     isolated.call(isolated.sys.exit, (3,), 1.0)
-  assert isolated._state["helper"].proc.pid == pid and not isolated._state["broken"]
+  assert isolated._state["helper"].proc.pid == pid
   with pytest.raises(isolated.TimedOut):
     isolated.call(math.gcd, _big_pair(3_000_000), 0.5)
 
@@ -115,9 +121,58 @@ def test_a_helper_that_dies_under_a_call_is_a_failure_not_a_rerun_here():
   threading.Timer(0.3, os.kill, (pid, signal.SIGTERM)).start()
   with pytest.raises(isolated.Failed, match="exit status"):
     isolated.call(time.sleep, (3,), 5.0)
-  assert not isolated._state["broken"] and isolated.call(divmod, (17, 5), 1.0) == (3, 2)
+  assert isolated.call(divmod, (17, 5), 1.0) == (3, 2)
 
 
+def test_a_reply_that_does_not_load_here_is_a_failure():
+  """The helper's __main__ is given a class the caller's lacks: its instance pickles there
+  and does not unpickle here."""
+  code = ("setattr(__import__('__main__'), 'Only', type('Only', (), {'__module__': '__main__'}))"
+          " or __import__('__main__').Only()")
+  with pytest.raises(isolated.Failed, match="unreadable reply"):
+    isolated.call(eval, (code,), 1.0)
+  assert isolated.call(divmod, (17, 5), 1.0) == (3, 2)
+
+
+def test_a_forked_child_has_a_lock_and_helpers_of_its_own():
+  """Found in review: a fork while another thread held the lock left it held in the child
+  for good, and the child used the parent's complexity helpers, whose pipes carry the
+  parent's prefixes (two processes' answers crosswise)."""
+  import os
+  import warnings
+
+  import numpy as np
+
+  from lee_jax import grammar
+
+  rng = np.random.default_rng(5)
+  trees = [grammar.sample(rng, n_vars=2)[0] for _ in range(8)]
+  complexity.cache.data.clear()
+  expected = complexity.complexities(trees, helpers=1)  # the parent's helper, started
+  assert isolated.call(divmod, (1, 1), 1.0) == (1, 0)
+  parents = {isolated._state["helper"].proc.pid} | {h.proc.pid for h in complexity._helpers}
+  with isolated._lock, warnings.catch_warnings():  # held, as by another of its threads
+    warnings.simplefilter("ignore", DeprecationWarning)  # (fork of a threaded process)
+    pid = os.fork()
+    if pid == 0:
+      ok = False
+      try:
+        complexity.cache.data.clear()
+        ok = (isolated.call(divmod, (17, 5), 1.0) == (3, 2)
+              and complexity.complexities(trees, helpers=1) == expected
+              and not parents & ({isolated._state["helper"].proc.pid}
+                                 | {h.proc.pid for h in complexity._helpers}))
+      finally:
+        os._exit(0 if ok else 1)
+  done, status = 0, 0
+  deadline = time.monotonic() + 60
+  while not done and time.monotonic() < deadline:
+    done, status = os.waitpid(pid, os.WNOHANG)
+    time.sleep(0.05)
+  if not done:  # hung on the lock
+    os.kill(pid, 9)
+    _, status = os.waitpid(pid, 0)
+  assert os.waitstatus_to_exitcode(status) == 0
 
 
 def test_helpers_whose_pipes_are_past_fd_1024():
