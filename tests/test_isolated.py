@@ -135,8 +135,8 @@ def test_a_reply_that_does_not_load_here_is_a_failure():
 
 
 def test_a_forked_child_has_a_lock_and_helpers_of_its_own():
-  """Found in review: a fork while another thread held the lock left it held in the child
-  for good, and the child used the parent's complexity helpers, whose pipes carry the
+  """A fork while another thread held the lock left it held in the child for good, and
+  the child used the parent's complexity helpers, whose pipes carry the
   parent's prefixes (two processes' answers crosswise)."""
   import os
   import warnings
