@@ -125,10 +125,10 @@ def test_a_helper_that_dies_under_a_call_is_a_failure_not_a_rerun_here():
 
 
 def test_a_reply_that_does_not_load_here_is_a_failure():
-  """The helper's __main__ is given a class the caller's lacks: its instance pickles there
+  """The helper's lee_jax is given a class the caller's lacks: its instance pickles there
   and does not unpickle here."""
-  code = ("setattr(__import__('__main__'), 'Only', type('Only', (), {'__module__': '__main__'}))"
-          " or __import__('__main__').Only()")
+  code = ("setattr(__import__('lee_jax'), 'Only', type('Only', (), {'__module__': 'lee_jax'}))"
+          " or __import__('lee_jax').Only()")
   with pytest.raises(isolated.Failed, match="unreadable reply"):
     isolated.call(eval, (code,), 1.0)
   assert isolated.call(divmod, (17, 5), 1.0) == (3, 2)
@@ -152,7 +152,7 @@ def test_a_forked_child_has_a_lock_and_helpers_of_its_own():
   assert isolated.call(divmod, (1, 1), 1.0) == (1, 0)
   parents = {isolated._state["helper"].proc.pid} | {h.proc.pid for h in complexity._helpers}
   with isolated._lock, warnings.catch_warnings():  # held, as by another of its threads
-    warnings.simplefilter("ignore", DeprecationWarning)  # (fork of a threaded process)
+    warnings.simplefilter("ignore")  # (JAX's and Python's: a fork of a threaded process)
     pid = os.fork()
     if pid == 0:
       ok = False
