@@ -57,6 +57,11 @@ ODD = ("sin", "tan", "tanh")  # u(a) ~ a near 0
 # lines are offered in trees of at most this many nodes: each opens more steps, and on a
 # 60-node black-box sum the refits took minutes (215_2dplanes: 3.5 s -> 223 s a trial)
 LINE_NODES = 30
+# two fitted coefficients of one sum whose magnitudes are within this share of each other
+# are offered as one (`tied`): G^4 m1^2 m2^2 (-6.398 m1 - 6.403 m2) / (c^5 r^5) is -6.4 (m1 +
+# m2) there under noise, the law's own; the criterion decides, as for a fix
+TIE = 0.2
+TIES = 16  # the closest pairs offered per tree
 
 
 def is_fixed(v: float) -> bool:
@@ -91,7 +96,7 @@ def variants(node: E.Node, X: np.ndarray | None = None):
   """(tree, unit, small) for every tree one step simpler: one summand dropped, one free
   constant fixed, or every free constant whose magnitude rounds to one target fixed at
   once (m (0.5036 u^2 + 0.496 v^2 + 0.502 w^2) is m (u^2 + v^2 + w^2) / 2, and no half
-  alone is any shorter); with the rows X, also each function that is a straight line on
+  alone is any shorter), or two coefficients of a sum made one (`tied`); with the rows X, also each function that is a straight line on
   them replaced by it (`linearised`; in trees up to LINE_NODES nodes); unit: a constant
   was fixed at 1 or -1; small: every fixed value is an integer or half below MAX_HALF."""
   for t in fit.without_one_term(node):
@@ -113,6 +118,90 @@ def variants(node: E.Node, X: np.ndarray | None = None):
       for i, t in fixes:
         joint[i] = t
       yield E.with_constants(node, joint), size == 1.0, size < MAX_HALF
+  for t in tied(node):
+    yield t, False, False
+
+
+def _summands(node: E.Node) -> list[tuple[float, E.Node]]:
+  """(sign, term) of each summand of a chain of add, sub and neg."""
+  if node.name == "add":
+    return _summands(node.children[0]) + _summands(node.children[1])
+  if node.name == "sub":
+    return _summands(node.children[0]) + [(-s, t) for s, t in _summands(node.children[1])]
+  if node.name == "neg":
+    return [(-s, t) for s, t in _summands(node.children[0])]
+  return [(1.0, node)]
+
+
+def _factors(node: E.Node) -> list[E.Node]:
+  return (_factors(node.children[0]) + _factors(node.children[1]) if node.name == "mul"
+          else [node])
+
+
+def _coefficient(sign: float, term: E.Node) -> tuple[float, list[E.Node]] | None:
+  """(the term's one fitted coefficient with the summand's sign, its other factors), or
+  None where it has no fitted constant among its factors, or more than one."""
+  factors = _factors(term)
+  slots = [i for i, f in enumerate(factors) if f.name == "const" and not is_fixed(f.value)]
+  if len(slots) != 1:
+    return None
+  i = slots[0]
+  return sign * factors[i].value, factors[:i] + factors[i + 1:]
+
+
+def _product(factors: list[E.Node]) -> E.Node:
+  out = factors[0] if factors else E.const(1.0)
+  for f in factors[1:]:
+    out = E.op("mul", out, f)
+  return out
+
+
+def _sums(node: E.Node, inside: bool = False):
+  """(sum, put) for each whole chain of add / sub / neg in node (not one inside another's
+  chain), put(new) being the tree with new in its place."""
+  chain = node.name in ("add", "sub", "neg")
+  if chain and not inside:
+    yield node, lambda new: new
+  for i, child in enumerate(node.children):
+    for site, put in _sums(child, chain):
+      yield site, (lambda new, i=i, put=put:
+                   E.Node(node.name, node.children[:i] + (put(new),) + node.children[i + 1:],
+                          node.value))
+
+
+def tied(node: E.Node):
+  """Trees with two fitted coefficients of one sum made one, c1 A + c2 B -> c (A + B) or c
+  (A - B) at c = their mean magnitude, where the magnitudes are within TIE of each other
+  (their ratio), the TIES closest pairs of the tree: under noise a law's one constant in two
+  places comes back as two (0.05699 x^2 + 0.0568 y^2 under II.6.15a's root). A summand that
+  is a bare fitted constant ties as c * 1 (c1 + c2 x -> c (1 + x))."""
+  offers = []
+  for site, put in _sums(node):
+    terms = _summands(site)
+    if len(terms) < 2:
+      continue
+    coefs = [_coefficient(s, t) for s, t in terms]
+    for i in range(len(terms)):
+      for j in range(i + 1, len(terms)):
+        if coefs[i] is None or coefs[j] is None:
+          continue
+        (a, ra), (b, rb) = coefs[i], coefs[j]
+        ratio = max(abs(a), abs(b)) / max(min(abs(a), abs(b)), 1e-300)
+        if ratio - 1.0 <= TIE:
+          offers.append((ratio, put, terms, i, j, a, b, ra, rb))
+  offers.sort(key=lambda o: o[0])
+  seen = set()
+  for _, put, terms, i, j, a, b, ra, rb in offers[:TIES]:
+    joined = E.op("add" if a * b > 0 else "sub", _product(ra), _product(rb))
+    new = E.op("mul", E.const(float(np.copysign((abs(a) + abs(b)) / 2.0, a))), joined)
+    for k, (s, t) in enumerate(terms):
+      if k not in (i, j):
+        new = E.op("add" if s > 0 else "sub", new, t)
+    tree = put(new)
+    key = tuple(E.to_prefix(tree))
+    if key not in seen:
+      seen.add(key)
+      yield tree
 
 
 def linearised(node: E.Node, X: np.ndarray):

@@ -124,6 +124,41 @@ def test_equal_constants_are_fixed_together():
              [E.constants(t) for t, _, _ in parsimony.variants(_tree("0.49*x0", 1))])
 
 
+def test_two_coefficients_of_a_sum_are_offered_as_one():
+  # test_9 at eps 0.01: G^4 m1^2 m2^2 (-6.398 m1 - 6.403 m2) / (c^5 r^5), the law's -32/5 once
+  node = _tree("x0**4*x1**2*x2**2*(-6.398*x1 - 6.403*x2)/(x3**5*x4**5)", 5)
+  ties = list(parsimony.tied(node))
+  assert len(ties) == 1 and parsimony.free_mask(ties[0]).sum() == 1
+  X = np.random.default_rng(0).uniform(1, 2, (50, 5))
+  law = _tree("-6.4005*x0**4*x1**2*x2**2*(x1 + x2)/(x3**5*x4**5)", 5)
+  assert np.allclose(evaluate.evaluate_numpy(ties[0], X), evaluate.evaluate_numpy(law, X))
+  # opposite signs tie as a difference; a bare constant ties as c * 1
+  tie, = parsimony.tied(_tree("2.01*x0 - 1.99*x1 + x2", 3))
+  assert np.allclose(evaluate.evaluate_numpy(tie, X[:, :3]),
+                     2.0 * (X[:, 0] - X[:, 1]) + X[:, 2])
+  tie, = parsimony.tied(_tree("0.7 + 0.71*x0", 1))
+  assert np.allclose(evaluate.evaluate_numpy(tie, X[:, :1]), 0.705 * (1 + X[:, 0]))
+  # none where the magnitudes differ by more than TIE, or one is an integer or a half
+  assert not list(parsimony.tied(_tree("1.3*x0 + 1.7*x1", 2)))
+  assert not list(parsimony.tied(_tree("0.5*x0 + 0.52*x1", 2)))
+  # a sum's own terms only, at every depth: both sums of sqrt(a x^2 + b y^2) + c z + d w
+  assert len(list(parsimony.tied(_tree("sqrt(1.1*x0**2 + 1.12*x1**2) + 3.3*x2 + 3.31*x3", 4)))) == 2
+
+
+def test_a_constant_the_noise_split_in_two_becomes_one():
+  # II.6.15a at eps 0.01 came back as z sqrt(0.05699 x^2 + 0.0568 y^2) / r^5
+  X, y = _noisy("x2*sqrt(0.057*x0**2 + 0.057*x1**2)/x3**5", 4, 1500, 0.01)
+  start = _tree("x2*sqrt(0.05699*x0**2 + 0.0568*x1**2)/x3**5", 4)
+  found, _ = parsimony.refit(start, X, y, None)
+  out = parsimony.simplest(found, X, y)
+  assert parsimony.free_mask(out).sum() == 1
+  assert complexity.complexity(out) < complexity.complexity(found)
+  # ... and two that differ (0.057 and 0.066: the rows tell them apart) stay two
+  X, y = _noisy("x2*sqrt(0.057*x0**2 + 0.066*x1**2)/x3**5", 4, 1500, 0.01)
+  found, _ = parsimony.refit(start, X, y, None)
+  assert parsimony.simplest(found, X, y) is found
+
+
 def test_a_function_seen_only_along_a_straight_stretch_becomes_the_line():
   # II.34.2 at eps 0.01 came back as 3519 v sin(0.000142 q r): the sine's argument stays
   # below 0.004 on the rows, where sin(a) is a
