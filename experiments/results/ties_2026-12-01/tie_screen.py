@@ -1,6 +1,8 @@
 """Which recorded answers the parsimony step's ties (`parsimony.tied`) would change.
 
-    python experiments/tie_screen.py RECORD.jsonl [--out=CHANGED.jsonl]
+    LEE_JAX_CPU_THREADS=1 python experiments/results/ties_2026-12-01/tie_screen.py RECORD.jsonl [--out=CHANGED.jsonl]
+
+(from the repository root).
 
 For each cell, the recorded answer (its prefix) and, where the record holds one, the answer
 before the final refit ("before_refit": what the step saw in the trial) have their
@@ -24,8 +26,8 @@ from lee_jax import fit
 from lee_jax import parsimony
 from lee_jax import trial
 
-sys.path.insert(0, __file__.rsplit("/", 1)[0])
-import parsimony_replay  # noqa: E402  (experiments/)
+sys.path.insert(0, "experiments")
+import parsimony_replay  # noqa: E402
 
 flags.DEFINE_string("out", None, "Write the cells whose step changes with ties here (JSONL).")
 FLAGS = flags.FLAGS
