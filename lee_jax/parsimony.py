@@ -5,10 +5,11 @@ Under noise the search answers with what the noise put there: I.27.6 at eps 0.1 
 only takes changes that cost under 1e-9 of the NMSE: right at eps 0, never under noise. Here
 each simpler variant of the formula -- one summand dropped (`fit.without_one_term`), one
 fitted constant fixed at its nearest integer or small half, every constant near one such
-value fixed at once (m (0.5036 u^2 + 0.496 v^2) is m (u^2 + v^2) / 2), or a function the
-rows see only a straight stretch of replaced by that line (3519 v sin(0.000142 q r) is
-0.5 q r v) -- has its other constants refitted, and the variant with the lowest Bayesian
-information criterion,
+value fixed at once (m (0.5036 u^2 + 0.496 v^2) is m (u^2 + v^2) / 2), two fitted
+coefficients of one sum made one (`tied`: 0.05699 x^2 + 0.0568 y^2 is 0.0569 (x^2 + y^2)),
+or a function the rows see only a straight stretch of replaced by that line (3519 v
+sin(0.000142 q r) is 0.5 q r v) -- has its other constants refitted, and the variant with
+the lowest Bayesian information criterion,
 
     n log(SSE / n) + k log n      (k: the free constants),
 
@@ -58,8 +59,8 @@ ODD = ("sin", "tan", "tanh")  # u(a) ~ a near 0
 # 60-node black-box sum the refits took minutes (215_2dplanes: 3.5 s -> 223 s a trial)
 LINE_NODES = 30
 # two fitted coefficients of one sum whose magnitudes are within this share of each other
-# are offered as one (`tied`): G^4 m1^2 m2^2 (-6.398 m1 - 6.403 m2) / (c^5 r^5) is -6.4 (m1 +
-# m2) there under noise, the law's own; the criterion decides, as for a fix
+# are offered as one (`tied`): II.6.15a at eps 0.01 came back as z sqrt(0.05699 x^2 + 0.0568
+# y^2) / r^5, the law's one constant in two places; the criterion decides, as for a fix
 TIE = 0.2
 TIES = 16  # the closest pairs offered per tree
 
@@ -96,9 +97,10 @@ def variants(node: E.Node, X: np.ndarray | None = None):
   """(tree, unit, small) for every tree one step simpler: one summand dropped, one free
   constant fixed, or every free constant whose magnitude rounds to one target fixed at
   once (m (0.5036 u^2 + 0.496 v^2 + 0.502 w^2) is m (u^2 + v^2 + w^2) / 2, and no half
-  alone is any shorter), or two coefficients of a sum made one (`tied`); with the rows X, also each function that is a straight line on
-  them replaced by it (`linearised`; in trees up to LINE_NODES nodes); unit: a constant
-  was fixed at 1 or -1; small: every fixed value is an integer or half below MAX_HALF."""
+  alone is any shorter), or two coefficients of one sum made one (`tied`); with the rows
+  X, also each function that is a straight line on them replaced by it (`linearised`; in
+  trees up to LINE_NODES nodes); unit: a constant was fixed at 1 or -1; small: every
+  fixed value is an integer or half below MAX_HALF."""
   for t in fit.without_one_term(node):
     yield t, False, False
   if X is not None and len(node) <= LINE_NODES:

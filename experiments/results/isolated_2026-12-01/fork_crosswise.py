@@ -4,7 +4,7 @@ Fifty-ninth session: on the code before ba5349e the child used the parent's help
 of the two died with a KeyError in Job.result (answers crosswise); after it, 0 wrong counts
 in both. Run: python experiments/results/isolated_2026-12-01/fork_crosswise.py
 """
-import os, sys, numpy as np, warnings
+import os, numpy as np, warnings
 warnings.simplefilter("ignore")
 from lee_jax import complexity, grammar
 rng = np.random.default_rng(1)
