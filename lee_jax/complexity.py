@@ -423,7 +423,8 @@ class Job:
     """A dead or stuck helper: its work comes back to the queue."""
     self.todo.extend(h.sent)
     self.live.remove(h)
-    _helpers.remove(h)
+    if h in _helpers:  # (not after a fork)
+      _helpers.remove(h)
     h.proc.kill()
     h.close()
 
@@ -492,12 +493,15 @@ _active: Job | None = None
 
 
 def _forget_after_fork() -> None:
-  """In a forked child: no helpers and no job of the parent's. Their pipes carry the
-  parent's prefixes, so the child's would be answered crosswise; the child starts its own
-  (`isolated._forget_after_fork`, likewise)."""
-  global _active
+  """In a forked child: none of the parent's helpers, in the list or in a job in flight.
+  Their pipes carry the parent's prefixes, so the child's would be answered crosswise;
+  the job's prefixes they held go back to its queue (the child counts them itself), and
+  later jobs start helpers of the child's own (`isolated._forget_after_fork`, likewise)."""
   _helpers.clear()
-  _active = None
+  if _active is not None:
+    for h in _active.live:
+      _active.todo.extend(h.sent)
+    _active.live = []
 
 
 if hasattr(os, "register_at_fork"):

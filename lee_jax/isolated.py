@@ -40,6 +40,8 @@ WALL_CAP = 4.0  # a helper that spends this times its CPU limit in wall time is 
 WALL_SLACK = 5.0  # plus this (a new helper first imports SymPy)
 READY_SECONDS = 60.0  # a helper not ready (imported) by then did not start,
 RETRY_SECONDS = 600.0  # and calls run in the caller this long before the next start
+# (doubled after each failed start in a row: a start that waits READY_SECONDS holds every
+# caller's call, and a box where none starts would pay it each RETRY_SECONDS)
 HASH_SEED = "0"  # the helper's PYTHONHASHSEED: SymPy's set order, and so its work, repeat
 _HEADER = struct.Struct("<Q")
 
@@ -120,7 +122,7 @@ class _Helper:
 
 
 _lock = threading.Lock()
-_state: dict = {"helper": None, "retry_at": 0.0}  # (time.monotonic's clock)
+_state: dict = {"helper": None, "retry_at": 0.0, "failures": 0}  # (time.monotonic's clock)
 
 
 def call(fn, args: tuple, seconds: float):
@@ -155,7 +157,8 @@ def call(fn, args: tuple, seconds: float):
 
 def _helper() -> _Helper | None:
   """The running helper, started if need be; None where none can start (tried again
-  RETRY_SECONDS after a failed start: a box too loaded to start one may not stay so)."""
+  RETRY_SECONDS after a failed start, twice that after two in a row, and so on: a box too
+  loaded to start one may not stay so)."""
   if not ENABLED or time.monotonic() < _state["retry_at"]:
     return None
   if _state["helper"] is None or not _state["helper"].alive():
@@ -163,8 +166,10 @@ def _helper() -> _Helper | None:
     try:
       _state["helper"] = _Helper()
     except OSError:
-      _state["retry_at"] = time.monotonic() + RETRY_SECONDS
+      _state["retry_at"] = time.monotonic() + RETRY_SECONDS * 2.0 ** min(_state["failures"], 20)
+      _state["failures"] += 1
       return None
+    _state["failures"] = 0
   return _state["helper"]
 
 
@@ -192,7 +197,7 @@ def _forget_after_fork() -> None:
   not stopped: it is not the child's."""
   global _lock
   _lock = threading.Lock()
-  _state.update(helper=None, retry_at=0.0)
+  _state.update(helper=None, retry_at=0.0, failures=0)
 
 
 if hasattr(os, "register_at_fork"):

@@ -188,14 +188,19 @@ def tied(node: E.Node):
         if coefs[i] is None or coefs[j] is None:
           continue
         (a, ra), (b, rb) = coefs[i], coefs[j]
-        ratio = max(abs(a), abs(b)) / max(min(abs(a), abs(b)), 1e-300)
-        if ratio - 1.0 <= TIE:
-          offers.append((ratio, put, terms, i, j, a, b, ra, rb))
+        lo, hi = sorted((abs(a), abs(b)))
+        # (a ratio, not a difference: coefficients of 1e-170 and of 1e300 are fitted too)
+        if lo > 0 and hi / lo - 1.0 <= TIE:
+          offers.append((hi / lo, put, terms, i, j, a, b, ra, rb))
   offers.sort(key=lambda o: o[0])
   seen = set()
   for _, put, terms, i, j, a, b, ra, rb in offers[:TIES]:
-    joined = E.op("add" if a * b > 0 else "sub", _product(ra), _product(rb))
-    new = E.op("mul", E.const(float(np.copysign((abs(a) + abs(b)) / 2.0, a))), joined)
+    # the signs compared, not their product (which underflows to 0 below 1e-154)
+    joined = E.op("add" if (a > 0) == (b > 0) else "sub", _product(ra), _product(rb))
+    c = abs(a) / 2.0 + abs(b) / 2.0  # (their sum may overflow)
+    if is_fixed(c):  # a mean on an integer or half would be held there, not refitted
+      c = float(np.nextafter(c, np.inf))
+    new = E.op("mul", E.const(float(np.copysign(c, a))), joined)
     for k, (s, t) in enumerate(terms):
       if k not in (i, j):
         new = E.op("add" if s > 0 else "sub", new, t)

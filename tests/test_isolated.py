@@ -54,6 +54,7 @@ def test_values_and_exceptions_come_back_as_they_are():
 def test_without_a_helper_the_call_runs_here_until_the_next_try(monkeypatch):
   isolated.shutdown()
   monkeypatch.setitem(isolated._state, "retry_at", 0.0)
+  monkeypatch.setitem(isolated._state, "failures", 0)
   with monkeypatch.context() as m:
     m.setattr(isolated.sys, "executable", "/nonexistent/python")
     assert isolated.call(divmod, (17, 5), 1.0) == (3, 2)
@@ -61,8 +62,16 @@ def test_without_a_helper_the_call_runs_here_until_the_next_try(monkeypatch):
   assert isolated._state["retry_at"] > time.monotonic() + isolated.RETRY_SECONDS - 60
   assert isolated.call(divmod, (9, 4), 1.0) == (2, 1)  # here: no start before that time
   assert isolated._state["helper"] is None
+  # found in review: each failed start holds every call for up to READY_SECONDS, so a
+  # second failure in a row waits twice as long for the next
+  with monkeypatch.context() as m:
+    m.setattr(isolated.sys, "executable", "/nonexistent/python")
+    isolated._state["retry_at"] = time.monotonic()
+    assert isolated.call(divmod, (9, 4), 1.0) == (2, 1)
+  assert isolated._state["retry_at"] > time.monotonic() + 2 * isolated.RETRY_SECONDS - 60
   isolated._state["retry_at"] = time.monotonic()  # the time has come: a helper starts
   assert isolated.call(divmod, (9, 4), 1.0) == (2, 1) and isolated._state["helper"] is not None
+  assert isolated._state["failures"] == 0
   monkeypatch.setattr(isolated, "ENABLED", False)
   assert isolated.call(divmod, (9, 4), 1.0) == (2, 1)
 

@@ -141,6 +141,28 @@ def test_two_coefficients_of_a_sum_are_offered_as_one():
   # none where the magnitudes differ by more than TIE, or one is an integer or a half
   assert not list(parsimony.tied(_tree("1.3*x0 + 1.7*x1", 2)))
   assert not list(parsimony.tied(_tree("0.5*x0 + 0.52*x1", 2)))
+  # found in review: trees the search writes hold sub and neg (SymPy's forms never do); at
+  # equal magnitudes a tie keeps every value
+  c, x = E.const, E.var
+  for tree in (E.op("sub", E.op("mul", c(1.37), x(0)), E.op("mul", c(1.37), x(1))),
+               E.op("sub", E.op("add", E.op("mul", c(1.37), x(0)), E.op("mul", c(1.37), x(1))),
+                    x(2)),
+               E.op("add", E.op("neg", E.op("add", E.op("mul", c(1.37), x(0)), x(2))),
+                    E.op("mul", c(1.37), x(1)))):
+    tie, = parsimony.tied(tree)
+    assert parsimony.free_mask(tie).sum() == 1
+    assert np.allclose(evaluate.evaluate_numpy(tie, X[:, :3]), evaluate.evaluate_numpy(tree, X[:, :3]))
+  # ... and at any magnitude: signs compared, not multiplied (1e-170 squared is 0), a mean
+  # that does not overflow, no tie of 1e-310 with 1e-302, and a mean of 0.46 and 0.54 that
+  # is no fixed 1/2 (it would not be refitted)
+  for text, value in (("1.3e-170*x0 + 1.31e-170*x1", 1.305e-170), ("1e308*x0 + 1.2e308*x1", 1.1e308),
+                      ("0.46*x0 + 0.54*x1", 0.5)):
+    tie, = parsimony.tied(_tree(text, 2))
+    small = X[:, :2] / 10  # (1.1e308 (x0 + x1) stays finite)
+    assert parsimony.free_mask(tie).sum() == 1
+    assert np.allclose(evaluate.evaluate_numpy(tie, small), value * (small[:, 0] + small[:, 1]),
+                       rtol=1e-12, atol=0)
+  assert not list(parsimony.tied(_tree("1e-310*x0 + 1e-302*x1", 2)))
   # a sum's own terms only, at every depth: both sums of sqrt(a x^2 + b y^2) + c z + d w
   assert len(list(parsimony.tied(_tree("sqrt(1.1*x0**2 + 1.12*x1**2) + 3.3*x2 + 3.31*x3", 4)))) == 2
 
