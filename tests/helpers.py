@@ -43,3 +43,20 @@ def friedman(n=300, k=5, seed=0, noise=0.0):
   y = (10 * np.sin(np.pi * U[:, 0] * U[:, 1]) + 20 * (U[:, 2] - 0.5) ** 2 + 10 * U[:, 3]
        + 5 * U[:, 4] + noise * rng.normal(size=n))
   return (U - 0.5) * np.sqrt(12.0), y
+
+
+def child_exit_code(pid: int, seconds: float) -> int:
+  """A forked child's exit code, waited for up to `seconds`; a child that has not ended by
+  then (hung) is killed, and its code is -9."""
+  import os
+  import time
+
+  done, status = 0, 0
+  deadline = time.monotonic() + seconds
+  while not done and time.monotonic() < deadline:
+    done, status = os.waitpid(pid, os.WNOHANG)
+    time.sleep(0.05)
+  if not done:
+    os.kill(pid, 9)
+    _, status = os.waitpid(pid, 0)
+  return os.waitstatus_to_exitcode(status)

@@ -1,3 +1,4 @@
+import helpers
 import numpy as np
 import pytest
 import sympy
@@ -162,15 +163,7 @@ def test_a_job_in_flight_at_a_fork_is_finished_apart(empty_cache):
     finally:
       os._exit(0 if ok else 1)
   assert job.result() == expected
-  done, status = 0, 0
-  deadline = time.monotonic() + 120
-  while not done and time.monotonic() < deadline:
-    done, status = os.waitpid(pid, os.WNOHANG)
-    time.sleep(0.05)
-  if not done:
-    os.kill(pid, 9)
-    _, status = os.waitpid(pid, 0)
-  assert os.waitstatus_to_exitcode(status) == 0
+  assert helpers.child_exit_code(pid, 120) == 0  # (-9: it hung)
 
 
 def test_a_dead_helper_falls_back_to_this_process(empty_cache):

@@ -4,6 +4,7 @@ import math
 import random
 import time
 
+import helpers
 import pytest
 
 from lee_jax import complexity
@@ -173,15 +174,7 @@ def test_a_forked_child_has_a_lock_and_helpers_of_its_own():
                                  | {h.proc.pid for h in complexity._helpers}))
       finally:
         os._exit(0 if ok else 1)
-  done, status = 0, 0
-  deadline = time.monotonic() + 60
-  while not done and time.monotonic() < deadline:
-    done, status = os.waitpid(pid, os.WNOHANG)
-    time.sleep(0.05)
-  if not done:  # hung on the lock
-    os.kill(pid, 9)
-    _, status = os.waitpid(pid, 0)
-  assert os.waitstatus_to_exitcode(status) == 0
+  assert helpers.child_exit_code(pid, 60) == 0  # (-9: it hung)
 
 
 def test_helpers_whose_pipes_are_past_fd_1024():
